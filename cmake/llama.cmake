@@ -1,0 +1,68 @@
+# Imports the pinned llama.cpp build (v0.5.0, de3ff815) from the per-machine cache that
+# scripts/llama-cpp.sh fills. Defines:
+#   sf::llama         libllama + ggml (CPU backend)
+#   sf::llama_common  llama.cpp's `common` (chat templates, Jinja, samplers, JSON schema → grammar)
+#   sf::httplib       the cpp-httplib copy the tree vendors
+#   sf::json          the nlohmann/json copy the tree vendors (header only)
+# Set SUPERFLUID_LLAMA_DIR to use an existing build directory instead of the cache.
+
+if(NOT SUPERFLUID_LLAMA_DIR)
+  message(STATUS "llama.cpp: ensuring the cached build (scripts/llama-cpp.sh)")
+  execute_process(
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/llama-cpp.sh
+    OUTPUT_VARIABLE _llama_out
+    RESULT_VARIABLE _llama_rc
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _llama_rc EQUAL 0)
+    message(FATAL_ERROR "scripts/llama-cpp.sh failed (${_llama_rc})")
+  endif()
+  string(REGEX REPLACE ".*\n" "" _llama_dir "${_llama_out}")
+  set(SUPERFLUID_LLAMA_DIR "${_llama_dir}" CACHE PATH "llama.cpp cache directory (src/ and build/)")
+endif()
+message(STATUS "llama.cpp: ${SUPERFLUID_LLAMA_DIR}")
+
+set(LLAMA_SRC "${SUPERFLUID_LLAMA_DIR}/src")
+set(LLAMA_BUILD "${SUPERFLUID_LLAMA_DIR}/build")
+find_package(Threads REQUIRED)
+
+function(_sf_import name lib)
+  add_library(${name} STATIC IMPORTED GLOBAL)
+  set_target_properties(${name} PROPERTIES IMPORTED_LOCATION "${LLAMA_BUILD}/${lib}")
+endfunction()
+
+_sf_import(sf_ggml_base ggml/src/libggml-base.a)
+_sf_import(sf_ggml_cpu ggml/src/libggml-cpu.a)
+_sf_import(sf_ggml ggml/src/libggml.a)
+_sf_import(sf_llama_lib src/libllama.a)
+_sf_import(sf_common_lib common/libllama-common.a)
+_sf_import(sf_common_base common/libllama-common-base.a)
+_sf_import(sf_httplib_lib vendor/cpp-httplib/libcpp-httplib.a)
+
+# Static link order: dependents first.
+set_target_properties(sf_ggml PROPERTIES INTERFACE_LINK_LIBRARIES "sf_ggml_cpu;sf_ggml_base;Threads::Threads;m;dl")
+set_target_properties(sf_ggml_cpu PROPERTIES INTERFACE_LINK_LIBRARIES "sf_ggml_base")
+set_target_properties(sf_llama_lib PROPERTIES INTERFACE_LINK_LIBRARIES "sf_ggml")
+
+add_library(sf_json INTERFACE)
+target_include_directories(sf_json SYSTEM INTERFACE "${LLAMA_SRC}/vendor")
+add_library(sf::json ALIAS sf_json)
+
+add_library(sf_httplib INTERFACE)
+target_include_directories(sf_httplib SYSTEM INTERFACE "${LLAMA_SRC}/vendor")
+target_link_libraries(sf_httplib INTERFACE sf_httplib_lib Threads::Threads)
+add_library(sf::httplib ALIAS sf_httplib)
+
+add_library(sf_llama INTERFACE)
+target_include_directories(sf_llama SYSTEM INTERFACE "${LLAMA_SRC}/include" "${LLAMA_SRC}/ggml/include")
+target_link_libraries(sf_llama INTERFACE sf_llama_lib)
+add_library(sf::llama ALIAS sf_llama)
+
+add_library(sf_llama_common INTERFACE)
+target_include_directories(sf_llama_common SYSTEM INTERFACE "${LLAMA_SRC}/common")
+target_link_libraries(sf_llama_common INTERFACE sf_common_lib sf_common_base sf_httplib sf_json sf_llama)
+add_library(sf::llama_common ALIAS sf_llama_common)
+
+# Paths other parts of the build and the tests need.
+set(SUPERFLUID_LLAMA_SERVER "${LLAMA_BUILD}/bin/llama-server" CACHE INTERNAL "")
+set(SUPERFLUID_LLAMA_BENCH "${LLAMA_BUILD}/bin/llama-bench" CACHE INTERNAL "")
+set(SUPERFLUID_LLAMA_SRC "${LLAMA_SRC}" CACHE INTERNAL "")

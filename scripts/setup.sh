@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs everything Superfluid needs on Debian 12 / Ubuntu and builds it:
+#   1. Debian packages (compiler, CMake, gRPC, protobuf, SQLite, OpenSSL, curl, CLI11, GoogleTest, Node.js)
+#   2. the pinned llama.cpp (v0.5.0 from the npm registry), built once per machine into
+#      ~/.cache/superfluid (scripts/llama-cpp.sh; ~8 min cold on 2 cores, reused after)
+#   3. this project (CMake preset `default` → build/bin/superfluid, build/bin/mkmodel)
+#   4. the npm SDKs the client tests use (tests/clients)
+# Safe to re-run: every step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(build-essential cmake ninja-build ccache pkg-config git ca-certificates curl
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libsqlite3-dev libssl-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libgmock-dev)
+
+SUDO=""
+[[ $(id -u) -ne 0 ]] && SUDO="sudo"
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
+if ((${#missing[@]})); then
+  echo "[setup] installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+echo "[setup] llama.cpp (cached per machine)"
+bash scripts/llama-cpp.sh >/dev/null
+
+echo "[setup] building superfluid"
+cmake --preset default >/dev/null
+cmake --build --preset default -j "$(nproc)"
+
+if [[ ! -d tests/clients/node_modules/openai ]]; then
+  echo "[setup] installing the npm SDKs for the client tests"
+  (cd tests/clients && npm ci --no-audit --no-fund --silent)
+fi
+echo "[setup] done: build/bin/superfluid"

@@ -1,0 +1,113 @@
+#include "cli/serve_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "http/http_server.h"
+#include "mkmodel.h"
+#include "session/session_manager.h"
+#include "util/log.h"
+#include "util/paths.h"
+
+namespace sf {
+
+std::string ensure_default_model(const std::string &state_dir, std::string &error) {
+    const std::string dir  = state_dir + "/models";
+    const std::string path = dir + "/superfluid-tiny.gguf";
+    if (std::filesystem::exists(path)) return path;
+    if (!paths::make_dirs(dir)) {
+        error = "cannot create " + dir;
+        return {};
+    }
+    SF_LOG_INFO("serve", "writing the embedded default model to %s", path.c_str());
+    mkmodel::options o;
+    o.preset = "tiny";
+    o.arch   = "qwen3";
+    o.seed   = 1;
+    error    = mkmodel::write_model(o, path);
+    return error.empty() ? path : std::string{};
+}
+
+static std::string self_exe() {
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    return n > 0 ? std::string(buf, n) : std::string("superfluid");
+}
+
+int run_serve(const serve_options &in) {
+    serve_options opts = in;
+    if (opts.state_dir.empty()) opts.state_dir = paths::default_state_dir();
+    if (!paths::make_dirs(opts.state_dir)) {
+        SF_LOG_ERROR("serve", "cannot create the state directory %s", opts.state_dir.c_str());
+        return 1;
+    }
+    std::string model = opts.model;
+    if (model.empty()) {
+        std::string err;
+        model = ensure_default_model(opts.state_dir, err);
+        if (model.empty()) {
+            SF_LOG_ERROR("serve", "cannot write the default model: %s", err.c_str());
+            return 1;
+        }
+        SF_LOG_WARN("serve",
+                    "serving the embedded test model: it has random weights, so its answers are "
+                    "random text");
+    } else if (!std::filesystem::is_regular_file(model)) {
+        SF_LOG_ERROR("serve", "model file not found: %s", model.c_str());
+        return 1;
+    }
+    model = std::filesystem::absolute(model).string();
+
+    // Block the stop signals in every thread; one thread waits for them.
+    sigset_t stop_set;
+    sigemptyset(&stop_set);
+    sigaddset(&stop_set, SIGINT);
+    sigaddset(&stop_set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_set, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+
+    // Unix socket paths are limited to 107 bytes, so not under a possibly deep state dir.
+    const std::string sock =
+        "/tmp/superfluid-" + std::to_string(getuid()) + "-" + std::to_string(getpid()) + ".sock";
+    std::vector<std::string> argv = {self_exe(),        "worker",
+                                     "--model",         model,
+                                     "--socket",        sock,
+                                     "--ctx-size",      std::to_string(opts.ctx_size),
+                                     "--parallel",      std::to_string(opts.parallel),
+                                     "--batch-size",    std::to_string(opts.batch_size),
+                                     "--prefill-chunk", std::to_string(opts.prefill_chunk),
+                                     "--threads",       std::to_string(opts.threads)};
+    session_manager sessions(argv, sock);
+    if (!sessions.start_worker()) {
+        SF_LOG_ERROR("serve", "cannot start the worker process");
+        return 1;
+    }
+
+    http_options ho;
+    ho.host           = opts.host;
+    ho.port           = opts.port;
+    ho.threads        = opts.http_threads;
+    ho.max_body_bytes = opts.max_body_bytes;
+    ho.model_path     = model;
+    ho.model_id       = std::filesystem::path(model).stem().string();
+    http_server http(sessions, ho);
+
+    std::thread waiter([&] {
+        int sig = 0;
+        sigwait(&stop_set, &sig);
+        SF_LOG_INFO("serve", "signal %d: shutting down", sig);
+        http.stop();
+    });
+    bool ok = http.listen();
+    if (!ok) {
+        kill(getpid(), SIGTERM);  // release the waiter
+    }
+    waiter.join();
+    sessions.stop();
+    return ok ? 0 : 1;
+}
+
+}  // namespace sf

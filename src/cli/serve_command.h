@@ -1,0 +1,28 @@
+// `superfluid serve [MODEL.gguf]`: the head. Starts the worker child, serves HTTP.
+#pragma once
+
+#include <string>
+
+namespace sf {
+
+struct serve_options {
+    std::string model;  // path to a .gguf; empty = the embedded default model
+    std::string host      = "127.0.0.1";
+    int port              = 8453;
+    int ctx_size          = 8192;  // tokens per sequence
+    int parallel          = 8;     // concurrent sequences
+    int batch_size        = 512;   // tokens per tick
+    int prefill_chunk     = 512;   // prompt tokens per sequence per tick
+    int threads           = 0;     // 0 = all CPUs
+    int http_threads      = 128;
+    size_t max_body_bytes = 32u << 20;
+    std::string state_dir;  // empty = XDG state dir
+};
+
+/** Runs the head until SIGINT/SIGTERM. Returns the exit code. */
+int run_serve(const serve_options &opts);
+
+/** The default model's path under `state_dir`, written on first use (random weights). */
+std::string ensure_default_model(const std::string &state_dir, std::string &error);
+
+}  // namespace sf

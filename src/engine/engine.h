@@ -1,0 +1,106 @@
+// The inference engine seen from the scheduler: tokenizer, chat template, one context that
+// serves many sequences (llama.cpp seq_ids) in one batch per tick, and per-sequence samplers.
+// engine/llama/ implements it over llama.cpp; tests drive the scheduler with a fake.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sf {
+
+/** A vocabulary id (llama.cpp's llama_token). */
+using token_id = int32_t;
+
+/** One tool call of an assistant message (OpenAI shape: arguments are JSON text). */
+struct tool_call {
+    std::string id;
+    std::string name;
+    std::string arguments;
+};
+
+/** A chat message after API parsing; `role` is system|user|assistant|tool. */
+struct chat_message {
+    std::string role;
+    std::string content;
+    std::string name;
+    std::string tool_call_id;
+    std::string reasoning_content;
+    std::vector<tool_call> tool_calls;
+};
+
+/**
+ * Sampling parameters of one sequence. Defaults follow llama-server's (common.h,
+ * common_params_sampling). temperature <= 0 is greedy.
+ */
+struct sampling_params {
+    float temperature       = 0.8f;
+    int32_t top_k           = 40;
+    float top_p             = 0.95f;
+    float min_p             = 0.05f;
+    float repeat_penalty    = 1.0f;
+    int32_t repeat_last_n   = 64;
+    float presence_penalty  = 0.0f;
+    float frequency_penalty = 0.0f;
+    uint64_t seed           = 0;
+    int32_t max_tokens      = 256;  // generated tokens, >= 1
+    std::vector<std::string> stop;
+    bool ignore_eos = false;
+};
+
+/** A chat rendered by the model's template and tokenized. */
+struct rendered_prompt {
+    std::vector<token_id> tokens;
+    std::vector<std::string> extra_stops;  // stop strings the template asks for
+};
+
+/** One sequence's share of a tick: `tokens` at positions pos, pos+1, … of sequence `seq`. */
+struct batch_item {
+    int seq = 0;
+    std::vector<token_id> tokens;
+    int32_t pos      = 0;
+    bool want_logits = false;  // logits of the last token are needed (to sample)
+};
+
+/**
+ * Abstract engine. Tokenizer and template calls are const and thread-safe; sequence, decode
+ * and sample calls belong to the scheduler's tick thread only. Failures are return values.
+ */
+class engine_i {
+  public:
+    virtual ~engine_i() = default;
+
+    /** Per-sequence context limit in tokens (prompt + generated). */
+    virtual int32_t n_ctx_seq() const = 0;
+    /** Maximum number of concurrent sequences (seq ids 0..n_seq_max-1). */
+    virtual int32_t n_seq_max() const = 0;
+    /** Maximum tokens in one decode call (the tick's token budget). */
+    virtual int32_t n_batch() const = 0;
+
+    /** Tokenizes text; special tokens in the text are parsed (templates emit them). */
+    virtual std::vector<token_id> tokenize(std::string_view text, bool add_bos) const = 0;
+    /** The raw bytes of one token (may be part of a UTF-8 code point). */
+    virtual std::string token_piece(token_id t) const = 0;
+    /** True for end-of-generation tokens (EOS, <|im_end|>, …). */
+    virtual bool is_eog(token_id t) const = 0;
+    /**
+     * Renders messages with the model's chat template (llama.cpp common chat API) and
+     * tokenizes the result. Returns false and sets `error` when the template rejects them.
+     */
+    virtual bool render_chat(const std::vector<chat_message> &messages, bool add_generation_prompt,
+                             rendered_prompt &out, std::string &error) const = 0;
+
+    /** Prepares sequence `seq` to generate: a fresh sampler that has seen `history`. */
+    virtual void seq_start(int seq, const sampling_params &params,
+                           std::span<const token_id> history) = 0;
+    /** Runs one batch over all items. Returns 0 on success, llama_decode's code otherwise. */
+    virtual int decode(const std::vector<batch_item> &items) = 0;
+    /** Samples (and records) the next token of items[item] of the last decode. */
+    virtual token_id sample(int seq, int item) = 0;
+    /** Frees the sequence's KV cells and sampler. */
+    virtual void seq_end(int seq) = 0;
+};
+
+}  // namespace sf

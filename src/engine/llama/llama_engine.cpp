@@ -1,0 +1,202 @@
+#include "engine/llama/llama_engine.h"
+
+#include <chat.h>
+#include <common.h>
+#include <llama.h>
+#include <sampling.h>
+
+#include <cmath>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "util/log.h"
+
+namespace sf {
+
+namespace {
+
+// Routes llama.cpp's log through ours; its INFO chatter only at SUPERFLUID_LOG=debug.
+void llama_log_cb(ggml_log_level level, const char *text, void *) {
+    auto lvl = level == GGML_LOG_LEVEL_ERROR  ? log::level::ERROR
+               : level == GGML_LOG_LEVEL_WARN ? log::level::WARN
+                                              : log::level::DEBUG;
+    if (!log::enabled(lvl)) return;
+    std::string s(text);
+    while (!s.empty() && s.back() == '\n') s.pop_back();
+    if (!s.empty()) log::write(lvl, "llama", "%s", s.c_str());
+}
+
+std::once_flag backend_once;
+
+}  // namespace
+
+struct llama_engine::impl {
+    llama_model *model       = nullptr;
+    llama_context *ctx       = nullptr;
+    const llama_vocab *vocab = nullptr;
+    common_chat_templates_ptr templates;
+    llama_batch batch{};
+    std::vector<common_sampler *> samplers;  // by seq id
+    std::vector<int32_t> item_logits_index;  // batch index of each item's last token, last decode
+};
+
+llama_engine::llama_engine(const llama_engine_options &opts)
+    : impl_(std::make_unique<impl>()), opts_(opts) {
+    std::call_once(backend_once, [] {
+        llama_log_set(llama_log_cb, nullptr);
+        llama_backend_init();
+    });
+    if (!std::filesystem::exists(opts.model_path)) {
+        throw std::runtime_error("model file not found: " + opts.model_path);
+    }
+    llama_model_params mp = llama_model_default_params();
+    impl_->model          = llama_model_load_from_file(opts.model_path.c_str(), mp);
+    if (!impl_->model)
+        throw std::runtime_error("cannot load model (not a GGUF llama.cpp can read?): " +
+                                 opts.model_path);
+    impl_->vocab = llama_model_get_vocab(impl_->model);
+
+    int32_t threads =
+        opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+    llama_context_params cp = llama_context_default_params();
+    cp.n_ctx      = static_cast<uint32_t>(opts.ctx_size) * static_cast<uint32_t>(opts.parallel);
+    cp.n_batch    = opts.batch_size;
+    cp.n_ubatch   = opts.batch_size;
+    cp.n_seq_max  = opts.parallel;
+    cp.kv_unified = true;  // one pool of KV cells for all sequences (prefix sharing needs it)
+    cp.n_threads  = threads;
+    cp.n_threads_batch = threads;
+    cp.no_perf         = true;
+    impl_->ctx         = llama_init_from_model(impl_->model, cp);
+    if (!impl_->ctx) {
+        llama_model_free(impl_->model);
+        throw std::runtime_error(
+            "cannot create a llama.cpp context (ctx-size/parallel too large?)");
+    }
+    impl_->templates = common_chat_templates_init(impl_->model, "");
+    impl_->batch     = llama_batch_init(opts.batch_size, 0, 1);
+    impl_->samplers.assign(opts.parallel, nullptr);
+
+    char name[256] = {0};
+    if (llama_model_meta_val_str(impl_->model, "general.name", name, sizeof name) > 0) {
+        model_name_ = name;
+    } else {
+        model_name_ = std::filesystem::path(opts.model_path).stem().string();
+    }
+    SF_LOG_INFO("engine",
+                "loaded %s (%s): ctx %d per sequence x %d sequences, batch %d, %d threads",
+                opts.model_path.c_str(), model_name_.c_str(), opts.ctx_size, opts.parallel,
+                opts.batch_size, threads);
+}
+
+llama_engine::~llama_engine() {
+    for (auto *s : impl_->samplers) {
+        if (s) common_sampler_free(s);
+    }
+    llama_batch_free(impl_->batch);
+    impl_->templates.reset();
+    if (impl_->ctx) llama_free(impl_->ctx);
+    if (impl_->model) llama_model_free(impl_->model);
+}
+
+std::vector<token_id> llama_engine::tokenize(std::string_view text, bool add_bos) const {
+    return common_tokenize(impl_->vocab, std::string(text), add_bos, /*parse_special=*/true);
+}
+
+std::string llama_engine::token_piece(token_id t) const {
+    return common_token_to_piece(impl_->vocab, t, /*special=*/true);
+}
+
+bool llama_engine::is_eog(token_id t) const {
+    return llama_vocab_is_eog(impl_->vocab, t);
+}
+
+bool llama_engine::render_chat(const std::vector<chat_message> &messages,
+                               bool add_generation_prompt, rendered_prompt &out,
+                               std::string &error) const {
+    common_chat_templates_inputs in;
+    in.use_jinja             = true;
+    in.add_generation_prompt = add_generation_prompt;
+    for (const auto &m : messages) {
+        common_chat_msg cm;
+        cm.role              = m.role;
+        cm.content           = m.content;
+        cm.reasoning_content = m.reasoning_content;
+        cm.tool_call_id      = m.tool_call_id;
+        cm.tool_name         = m.name;
+        for (const auto &tc : m.tool_calls) cm.tool_calls.push_back({tc.name, tc.arguments, tc.id});
+        in.messages.push_back(std::move(cm));
+    }
+    try {
+        common_chat_params params = common_chat_templates_apply(impl_->templates.get(), in);
+        out.tokens                = tokenize(params.prompt, llama_vocab_get_add_bos(impl_->vocab));
+        out.extra_stops           = params.additional_stops;
+    } catch (const std::exception &e) {
+        error = e.what();
+        return false;
+    }
+    return true;
+}
+
+void llama_engine::seq_start(int seq, const sampling_params &p, std::span<const token_id> history) {
+    common_params_sampling sp;
+    sp.seed            = static_cast<uint32_t>(p.seed == LLAMA_DEFAULT_SEED ? p.seed ^ 1 : p.seed);
+    sp.temp            = p.temperature;
+    sp.top_k           = p.top_k;
+    sp.top_p           = p.top_p;
+    sp.min_p           = p.min_p;
+    sp.penalty_repeat  = p.repeat_penalty;
+    sp.penalty_last_n  = p.repeat_last_n;
+    sp.penalty_present = p.presence_penalty;
+    sp.penalty_freq    = p.frequency_penalty;
+    sp.no_perf         = true;
+    if (p.ignore_eos) {
+        sp.ignore_eos         = true;
+        const int32_t n_vocab = llama_vocab_n_tokens(impl_->vocab);
+        for (int32_t t = 0; t < n_vocab; ++t) {
+            if (llama_vocab_is_eog(impl_->vocab, t)) sp.logit_bias.push_back({t, -INFINITY});
+        }
+    }
+    auto *&slot = impl_->samplers.at(seq);
+    if (slot) common_sampler_free(slot);
+    slot = common_sampler_init(impl_->model, sp);
+    // The penalties look at recent tokens, prompt included (as llama-server does).
+    for (token_id t : history) common_sampler_accept(slot, t, /*is_generated=*/false);
+}
+
+int llama_engine::decode(const std::vector<batch_item> &items) {
+    common_batch_clear(impl_->batch);
+    impl_->item_logits_index.assign(items.size(), -1);
+    for (size_t i = 0; i < items.size(); ++i) {
+        const auto &it = items[i];
+        for (size_t k = 0; k < it.tokens.size(); ++k) {
+            bool last = k + 1 == it.tokens.size();
+            if (last && it.want_logits) impl_->item_logits_index[i] = impl_->batch.n_tokens;
+            common_batch_add(impl_->batch, it.tokens[k], it.pos + static_cast<int32_t>(k), {it.seq},
+                             last && it.want_logits);
+        }
+    }
+    if (impl_->batch.n_tokens == 0) return 0;
+    return llama_decode(impl_->ctx, impl_->batch);
+}
+
+token_id llama_engine::sample(int seq, int item) {
+    auto *s     = impl_->samplers.at(seq);
+    int32_t idx = impl_->item_logits_index.at(item);
+    token_id t  = common_sampler_sample(s, impl_->ctx, idx);
+    common_sampler_accept(s, t, /*is_generated=*/true);
+    return t;
+}
+
+void llama_engine::seq_end(int seq) {
+    llama_memory_seq_rm(llama_get_memory(impl_->ctx), seq, -1, -1);
+    auto *&slot = impl_->samplers.at(seq);
+    if (slot) {
+        common_sampler_free(slot);
+        slot = nullptr;
+    }
+}
+
+}  // namespace sf

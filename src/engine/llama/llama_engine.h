@@ -1,0 +1,54 @@
+// engine_i over llama.cpp (pinned v0.5.0): one model, one llama_context with a unified KV
+// cache shared by up to `parallel` sequences, llama.cpp `common` for chat templates and
+// samplers. Thread rules are those of engine_i.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/engine.h"
+
+namespace sf {
+
+/** Options to load a model (units: tokens, threads). */
+struct llama_engine_options {
+    std::string model_path;
+    int32_t ctx_size   = 8192;  // per-sequence context limit (prompt + generated)
+    int32_t parallel   = 8;     // concurrent sequences; KV cells = ctx_size * parallel
+    int32_t batch_size = 512;   // tokens per decode (tick budget)
+    int32_t threads    = 0;     // 0: number of CPUs
+};
+
+class llama_engine final : public engine_i {
+  public:
+    /** Loads the model; throws std::runtime_error with a readable message on failure. */
+    explicit llama_engine(const llama_engine_options &opts);
+    ~llama_engine() override;
+
+    int32_t n_ctx_seq() const override { return opts_.ctx_size; }
+    int32_t n_seq_max() const override { return opts_.parallel; }
+    int32_t n_batch() const override { return opts_.batch_size; }
+
+    std::vector<token_id> tokenize(std::string_view text, bool add_bos) const override;
+    std::string token_piece(token_id t) const override;
+    bool is_eog(token_id t) const override;
+    bool render_chat(const std::vector<chat_message> &messages, bool add_generation_prompt,
+                     rendered_prompt &out, std::string &error) const override;
+
+    void seq_start(int seq, const sampling_params &params,
+                   std::span<const token_id> history) override;
+    int decode(const std::vector<batch_item> &items) override;
+    token_id sample(int seq, int item) override;
+    void seq_end(int seq) override;
+
+    /** The model's name from its metadata (general.name), or the file name. */
+    const std::string &model_name() const { return model_name_; }
+
+  private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+    llama_engine_options opts_;
+    std::string model_name_;
+};
+
+}  // namespace sf

@@ -1,0 +1,159 @@
+#include "http/http_server.h"
+
+#include <cpp-httplib/httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "api/api_error.h"
+#include "http/openai_routes.h"
+#include "util/log.h"
+
+namespace sf {
+
+using json = nlohmann::json;
+
+http_server::http_server(session_manager &sessions, http_options opts)
+    : sessions_(sessions), opts_(std::move(opts)), svr_(std::make_unique<httplib::Server>()) {
+    register_routes();
+}
+
+http_server::~http_server() {
+    stop();
+}
+
+bool http_server::model_matches(const std::string &name) {
+    if (name.empty() || name == opts_.model_id || name == "default") return true;
+    std::filesystem::path p(opts_.model_path);
+    if (name == opts_.model_path || name == p.filename().string() || name == p.stem().string())
+        return true;
+    auto h = sessions_.health();
+    return h.reachable && !h.reply.model_name().empty() && name == h.reply.model_name();
+}
+
+static void cors_headers(httplib::Response &res) {
+    res.set_header("Access-Control-Allow-Origin", "*");
+}
+
+void http_server::register_routes() {
+    auto &svr          = *svr_;
+    int threads        = opts_.threads;
+    svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    svr.set_payload_max_length(opts_.max_body_bytes);
+    svr.set_read_timeout(600);
+    svr.set_write_timeout(600);
+
+    // Bodies for failures httplib detects itself (413, unknown route, …), in OpenAI's shape.
+    svr.set_error_handler([](const httplib::Request &req, httplib::Response &res) {
+        if (!res.body.empty()) return;
+        api_error e;
+        e.status = res.status;
+        if (res.status == 413) {
+            e.message = "the request body is too large";
+            e.code    = "request_too_large";
+        } else if (res.status == 404) {
+            e.message = "unknown endpoint: " + req.method + " " + req.path;
+            e.code    = "unknown_url";
+        } else {
+            e.message = httplib::status_message(res.status);
+            if (res.status >= 500) e.type = "server_error";
+        }
+        cors_headers(res);
+        res.set_content(openai_error_body(e), "application/json");
+    });
+    svr.set_exception_handler(
+        [](const httplib::Request &, httplib::Response &res, std::exception_ptr ep) {
+            std::string what = "internal error";
+            try {
+                if (ep) std::rethrow_exception(ep);
+            } catch (const std::exception &ex) {
+                what = ex.what();
+            } catch (...) {
+            }
+            SF_LOG_ERROR("http", "handler threw: %s", what.c_str());
+            api_error e{500, "server_error", "internal server error: " + what, "", ""};
+            res.status = 500;
+            res.set_content(openai_error_body(e), "application/json");
+        });
+    svr.set_post_routing_handler(
+        [](const httplib::Request &, httplib::Response &res) { cors_headers(res); });
+
+    // CORS preflight: no authentication, allow what browsers ask for.
+    svr.Options(".*", [](const httplib::Request &req, httplib::Response &res) {
+        res.status = 204;  // Access-Control-Allow-Origin comes from the post-routing handler
+        res.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS, HEAD");
+        std::string asked = req.get_header_value("Access-Control-Request-Headers");
+        res.set_header(
+            "Access-Control-Allow-Headers",
+            asked.empty()
+                ? "authorization, content-type, x-api-key, anthropic-version, anthropic-beta"
+                : asked);
+        res.set_header("Access-Control-Max-Age", "86400");
+    });
+
+    svr.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
+        auto h     = sessions_.health();
+        bool ready = h.reachable && h.reply.ready();
+        res.status = ready ? 200 : 503;
+        json body  = {{"status", ready ? "ok" : "loading"}};
+        if (!h.reachable) body["status"] = "unavailable";
+        res.set_content(body.dump(), "application/json");
+    });
+
+    svr.Get("/v1/models", [this](const httplib::Request &, httplib::Response &res) {
+        json model = {{"id", opts_.model_id},
+                      {"object", "model"},
+                      {"created", 0},
+                      {"owned_by", "superfluid"}};
+        res.set_content(json{{"object", "list"}, {"data", json::array({model})}}.dump(),
+                        "application/json");
+    });
+
+    // Prometheus text format; names mirror vLLM's where one exists.
+    svr.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
+        auto h        = sessions_.health();
+        const auto &r = h.reply;
+        std::string out;
+        auto metric = [&](const char *name, const char *type, const char *help, double v) {
+            out += std::string("# HELP superfluid:") + name + " " + help +
+                   "\n# TYPE superfluid:" + name + " " + type + "\nsuperfluid:" + name + " " +
+                   json(v).dump() + "\n";
+        };
+        metric("worker_up", "gauge", "1 when the worker answers and its model is loaded",
+               h.reachable && r.ready());
+        metric("worker_starts_total", "counter", "times the worker process was started",
+               sessions_.worker().starts());
+        metric("num_requests_running", "gauge", "sequences holding a slot", r.active_sequences());
+        metric("num_requests_waiting", "gauge", "sessions waiting for a slot",
+               r.waiting_sessions());
+        metric("decode_ticks_total", "counter", "scheduler ticks (one llama_decode each)",
+               double(r.ticks()));
+        metric("batched_ticks_total", "counter", "ticks that carried more than one sequence",
+               double(r.batched_ticks()));
+        metric("max_sequences_per_tick", "gauge", "most sequences seen in one tick",
+               r.max_sequences_per_tick());
+        metric("prompt_tokens_total", "counter", "prompt tokens prefilled",
+               double(r.prompt_tokens_total()));
+        metric("generation_tokens_total", "counter", "tokens generated",
+               double(r.generated_tokens_total()));
+        res.set_content(out, "text/plain; version=0.0.4");
+    });
+
+    register_openai_routes(
+        svr, sessions_, [this](const std::string &n) { return model_matches(n); }, opts_.model_id);
+}
+
+bool http_server::listen() {
+    if (!svr_->bind_to_port(opts_.host, opts_.port)) {
+        SF_LOG_ERROR("http", "cannot listen on %s:%d (in use?)", opts_.host.c_str(), opts_.port);
+        return false;
+    }
+    SF_LOG_INFO("http", "listening on http://%s:%d", opts_.host.c_str(), opts_.port);
+    return svr_->listen_after_bind();
+}
+
+void http_server::stop() {
+    if (svr_) svr_->stop();
+}
+
+}  // namespace sf

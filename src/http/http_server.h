@@ -1,0 +1,45 @@
+// The head's HTTP server (cpp-httplib, the copy llama.cpp vendors): routing, CORS, body
+// limits, error bodies for transport-level failures, and the non-generation endpoints
+// (/health, /v1/models, /metrics). Generation routes live in openai_routes.cpp.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "session/session_manager.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace sf {
+
+struct http_options {
+    std::string host      = "127.0.0.1";
+    int port              = 8453;
+    size_t max_body_bytes = 32u << 20;  // larger bodies get 413
+    int threads           = 128;        // concurrent connections served
+    std::string model_id;               // the id /v1/models lists
+    std::string model_path;
+};
+
+class http_server {
+  public:
+    http_server(session_manager &sessions, http_options opts);
+    ~http_server();
+
+    /** Binds and serves until stop(); returns false when the address cannot be bound. */
+    bool listen();
+    void stop();
+    /** True when `name` designates the loaded model (id, file name, path or general.name). */
+    bool model_matches(const std::string &name);
+
+  private:
+    void register_routes();
+
+    session_manager &sessions_;
+    http_options opts_;
+    std::unique_ptr<httplib::Server> svr_;
+};
+
+}  // namespace sf

@@ -1,0 +1,148 @@
+#include "protocol/convert.h"
+
+namespace sf::protocol {
+
+pb::Priority to_proto(priority_class c) {
+    switch (c) {
+        case priority_class::INTERACTIVE:
+            return pb::PRIORITY_INTERACTIVE;
+        case priority_class::BATCH:
+            return pb::PRIORITY_BATCH;
+        default:
+            return pb::PRIORITY_NORMAL;
+    }
+}
+
+priority_class from_proto(pb::Priority p) {
+    switch (p) {
+        case pb::PRIORITY_INTERACTIVE:
+            return priority_class::INTERACTIVE;
+        case pb::PRIORITY_BATCH:
+            return priority_class::BATCH;
+        default:
+            return priority_class::NORMAL;
+    }
+}
+
+void to_proto(const sampling_params &s, pb::SamplingParams &out) {
+    out.set_temperature(s.temperature);
+    out.set_top_k(s.top_k);
+    out.set_top_p(s.top_p);
+    out.set_min_p(s.min_p);
+    out.set_repeat_penalty(s.repeat_penalty);
+    out.set_repeat_last_n(s.repeat_last_n);
+    out.set_presence_penalty(s.presence_penalty);
+    out.set_frequency_penalty(s.frequency_penalty);
+    out.set_seed(s.seed);
+    out.set_max_tokens(s.max_tokens);
+    out.set_ignore_eos(s.ignore_eos);
+    for (const auto &st : s.stop) out.add_stop(st);
+}
+
+sampling_params from_proto(const pb::SamplingParams &p) {
+    sampling_params s;
+    s.temperature       = p.temperature();
+    s.top_k             = p.top_k();
+    s.top_p             = p.top_p();
+    s.min_p             = p.min_p();
+    s.repeat_penalty    = p.repeat_penalty();
+    s.repeat_last_n     = p.repeat_last_n();
+    s.presence_penalty  = p.presence_penalty();
+    s.frequency_penalty = p.frequency_penalty();
+    s.seed              = p.seed();
+    s.max_tokens        = p.max_tokens();
+    s.ignore_eos        = p.ignore_eos();
+    s.stop.assign(p.stop().begin(), p.stop().end());
+    return s;
+}
+
+void to_proto(const chat_message &m, pb::ChatMessage &out) {
+    out.set_role(m.role);
+    out.set_content(m.content);
+    out.set_name(m.name);
+    out.set_tool_call_id(m.tool_call_id);
+    out.set_reasoning_content(m.reasoning_content);
+    for (const auto &tc : m.tool_calls) {
+        auto *p = out.add_tool_calls();
+        p->set_id(tc.id);
+        p->set_name(tc.name);
+        p->set_arguments(tc.arguments);
+    }
+}
+
+chat_message from_proto(const pb::ChatMessage &m) {
+    chat_message cm{m.role(), m.content(), m.name(), m.tool_call_id(), m.reasoning_content(), {}};
+    for (const auto &tc : m.tool_calls())
+        cm.tool_calls.push_back({tc.id(), tc.name(), tc.arguments()});
+    return cm;
+}
+
+static pb::FinishReason to_proto(finish_reason r) {
+    switch (r) {
+        case finish_reason::STOP:
+            return pb::FINISH_STOP;
+        case finish_reason::LENGTH:
+            return pb::FINISH_LENGTH;
+        case finish_reason::CANCELLED:
+            return pb::FINISH_CANCELLED;
+        default:
+            return pb::FINISH_ERROR;
+    }
+}
+
+static finish_reason from_proto(pb::FinishReason r) {
+    switch (r) {
+        case pb::FINISH_STOP:
+            return finish_reason::STOP;
+        case pb::FINISH_LENGTH:
+            return finish_reason::LENGTH;
+        case pb::FINISH_CANCELLED:
+            return finish_reason::CANCELLED;
+        default:
+            return finish_reason::ERROR;
+    }
+}
+
+void to_proto(const session_event &ev, const std::string &session_id, pb::GenerateEvent &out) {
+    if (ev.type == session_event::kind::TOKEN) {
+        auto *t = out.mutable_token();
+        t->set_session_id(session_id);
+        t->set_index(ev.index);
+        t->set_token_id(ev.token);
+        t->set_piece(ev.piece);
+        t->set_text(ev.text);
+        return;
+    }
+    auto *f = out.mutable_finished();
+    f->set_reason(to_proto(ev.reason));
+    f->set_text(ev.text);
+    f->set_prompt_tokens(ev.prompt_tokens);
+    f->set_completion_tokens(ev.completion_tokens);
+    f->set_cached_tokens(ev.cached_tokens);
+    f->set_error(ev.error);
+    f->set_stop_string(ev.stop_string);
+}
+
+session_event from_proto(const pb::Token &t) {
+    session_event ev;
+    ev.index = t.index();
+    ev.token = t.token_id();
+    ev.piece = t.piece();
+    ev.text  = t.text();
+    return ev;
+}
+
+session_event from_proto(const pb::Finished &f) {
+    session_event ev;
+    ev.type              = session_event::kind::FINISHED;
+    ev.reason            = from_proto(f.reason());
+    ev.text              = f.text();
+    ev.error             = f.error();
+    ev.stop_string       = f.stop_string();
+    ev.prompt_tokens     = f.prompt_tokens();
+    ev.completion_tokens = f.completion_tokens();
+    ev.cached_tokens     = f.cached_tokens();
+    return ev;
+}
+
+}  // namespace sf::protocol

@@ -1,0 +1,27 @@
+// Conversions between the worker protocol's messages (proto/worker.proto) and the internal
+// types the head and the worker use. One place for both directions, so the two sides agree.
+#pragma once
+
+#include "engine/engine.h"
+#include "scheduler/types.h"
+#include "worker.pb.h"
+
+namespace sf::protocol {
+
+namespace pb = superfluid::worker::v1;
+
+pb::Priority to_proto(priority_class c);
+priority_class from_proto(pb::Priority p);
+
+void to_proto(const sampling_params &s, pb::SamplingParams &out);
+sampling_params from_proto(const pb::SamplingParams &p);
+
+void to_proto(const chat_message &m, pb::ChatMessage &out);
+chat_message from_proto(const pb::ChatMessage &m);
+
+/** A token or finish event of `session_id` as a GenerateEvent. */
+void to_proto(const session_event &ev, const std::string &session_id, pb::GenerateEvent &out);
+session_event from_proto(const pb::Token &t);
+session_event from_proto(const pb::Finished &f);
+
+}  // namespace sf::protocol

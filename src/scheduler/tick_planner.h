@@ -1,0 +1,39 @@
+// Plans one tick: which sequences get how many tokens in the next llama_decode.
+// Pure function of the sequences' state (no threads, no engine), so tests drive it directly.
+//
+// Order (issue #4): decode steps of generating sequences by class, then prefill chunks by
+// class. Within a class, the sequence served least recently goes first (round-robin), so one
+// long prompt cannot take every tick's budget.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "scheduler/types.h"
+
+namespace sf {
+
+/** What the planner needs to know about one running sequence. */
+struct plan_input {
+    int slot             = 0;  // caller's handle (returned in plan_entry)
+    priority_class cls   = priority_class::NORMAL;
+    int32_t pending      = 0;      // tokens waiting to be decoded (prompt rest, or 1 sampled token)
+    bool generating      = false;  // prefill finished: `pending` is the last sampled token
+    uint64_t last_served = 0;      // tick number when it last got tokens (0 = never)
+    uint64_t arrival     = 0;      // admission order, breaks ties
+};
+
+struct plan_entry {
+    int slot         = 0;
+    int32_t n_tokens = 0;  // how many of its pending tokens go into this tick
+};
+
+struct planner_options {
+    int32_t budget        = 512;  // tokens per tick (the decode's n_batch)
+    int32_t prefill_chunk = 512;  // most prompt tokens one sequence gets in one tick
+};
+
+/** Returns the tick's entries in planning order; total n_tokens <= budget. */
+std::vector<plan_entry> plan_tick(const std::vector<plan_input> &seqs, const planner_options &opts);
+
+}  // namespace sf

@@ -1,0 +1,82 @@
+// Types shared by the scheduler and its callers (worker service, tests): priority classes,
+// a session's request as the tick loop sees it, and the events it produces.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace sf {
+
+/** Priority class; lower value = more urgent (planned first). */
+enum class priority_class : int { INTERACTIVE = 0, NORMAL = 1, BATCH = 2 };
+
+enum class finish_reason { STOP, LENGTH, CANCELLED, ERROR };
+
+/** One event of a session, in order: tokens (index 0, 1, …) then exactly one finish. */
+struct session_event {
+    enum class kind { TOKEN, FINISHED } type = kind::TOKEN;
+    // TOKEN
+    uint32_t index = 0;  // position among the session's generated tokens
+    token_id token = 0;
+    std::string piece;  // raw bytes of the token
+    std::string text;   // text released by this event (whole code points, no stop string)
+    // FINISHED
+    finish_reason reason = finish_reason::STOP;
+    std::string stop_string;
+    std::string error;
+    int32_t prompt_tokens     = 0;
+    int32_t completion_tokens = 0;
+    int32_t cached_tokens     = 0;
+};
+
+/**
+ * A single-producer (tick thread) / single-consumer (the session's RPC thread) queue of
+ * events, plus the consumer's cancel flag. Thread-safe.
+ */
+class event_channel {
+  public:
+    void push(session_event ev) {
+        {
+            std::lock_guard lk(mu_);
+            q_.push_back(std::move(ev));
+        }
+        cv_.notify_one();
+    }
+    /** Pops the next event, waiting up to `timeout`; false when none arrived. */
+    bool pop(session_event &out, std::chrono::milliseconds timeout) {
+        std::unique_lock lk(mu_);
+        if (!cv_.wait_for(lk, timeout, [&] { return !q_.empty(); })) return false;
+        out = std::move(q_.front());
+        q_.pop_front();
+        return true;
+    }
+    void cancel() { cancelled_.store(true); }
+    bool cancelled() const { return cancelled_.load(); }
+
+  private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<session_event> q_;
+    std::atomic<bool> cancelled_{false};
+};
+
+/** A session as submitted to the tick loop: prompt already rendered and tokenized. */
+struct sequence_request {
+    std::string session_id;
+    priority_class cls = priority_class::NORMAL;
+    std::vector<token_id> prompt;
+    std::vector<token_id> resume_tokens;  // already generated; generation continues after them
+    sampling_params sampling;
+    std::vector<std::string> stops;  // client stop strings + template stops
+    std::shared_ptr<event_channel> channel;
+};
+
+}  // namespace sf

@@ -1,0 +1,65 @@
+#include "session/session.h"
+
+namespace sf {
+
+void session::add_token(session_event ev) {
+    {
+        std::lock_guard lk(mu_);
+        if (finished_) return;
+        tokens_.push_back(std::move(ev));
+    }
+    cv_.notify_all();
+}
+
+void session::finish(session_event ev) {
+    {
+        std::lock_guard lk(mu_);
+        if (finished_) return;
+        finished_ = std::move(ev);
+    }
+    cv_.notify_all();
+}
+
+bool session::read(size_t cursor, std::vector<session_event> &out,
+                   std::optional<session_event> &finished, std::chrono::milliseconds timeout) {
+    std::unique_lock lk(mu_);
+    cv_.wait_for(lk, timeout, [&] { return tokens_.size() > cursor || finished_.has_value(); });
+    bool any = false;
+    for (size_t i = cursor; i < tokens_.size(); ++i) {
+        out.push_back(tokens_[i]);
+        any = true;
+    }
+    // Every token so far was copied above, so the finish (always last) may follow them.
+    if (finished_) {
+        finished = finished_;
+        any      = true;
+    }
+    return any;
+}
+
+bool session::finished() const {
+    std::lock_guard lk(mu_);
+    return finished_.has_value();
+}
+
+void session::set_canceller(std::function<void()> fn) {
+    bool cancel_now;
+    {
+        std::lock_guard lk(mu_);
+        canceller_ = std::move(fn);
+        cancel_now = cancel_requested_;
+    }
+    if (cancel_now && canceller_) canceller_();
+}
+
+void session::cancel() {
+    std::function<void()> fn;
+    {
+        std::lock_guard lk(mu_);
+        cancel_requested_ = true;
+        fn                = canceller_;
+    }
+    if (fn) fn();
+}
+
+}  // namespace sf

@@ -1,0 +1,63 @@
+// One request's life on the head: the token events received from the worker, in order,
+// and how it finished. A pump thread appends; any number of readers (HTTP streams) follow
+// with their own cursor. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/types.h"
+
+namespace sf {
+
+class session {
+  public:
+    session(std::string id, std::string model, int32_t prompt_tokens, int32_t cached_tokens)
+        : id_(std::move(id)),
+          model_(std::move(model)),
+          prompt_tokens_(prompt_tokens),
+          cached_tokens_(cached_tokens) {}
+
+    const std::string &id() const { return id_; }
+    const std::string &model() const { return model_; }
+    int32_t prompt_tokens() const { return prompt_tokens_; }
+    int32_t cached_tokens() const { return cached_tokens_; }
+
+    /** Appends a token event (pump thread). */
+    void add_token(session_event ev);
+    /** Records the end (pump thread); later calls are ignored. */
+    void finish(session_event ev);
+
+    /**
+     * Copies token events from index `cursor` on into `out` (appending) and the finish
+     * event if any; waits up to `timeout` when there is nothing new. Returns true when
+     * something was copied.
+     */
+    bool read(size_t cursor, std::vector<session_event> &out,
+              std::optional<session_event> &finished, std::chrono::milliseconds timeout);
+    bool finished() const;
+
+    /** Asks the worker to stop generating (set by the session manager). */
+    void set_canceller(std::function<void()> fn);
+    void cancel();
+
+  private:
+    std::string id_;
+    std::string model_;
+    int32_t prompt_tokens_;
+    int32_t cached_tokens_;
+
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::vector<session_event> tokens_;
+    std::optional<session_event> finished_;
+    std::function<void()> canceller_;
+    bool cancel_requested_ = false;
+};
+
+}  // namespace sf

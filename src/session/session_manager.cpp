@@ -1,0 +1,174 @@
+#include "session/session_manager.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <random>
+#include <thread>
+
+#include "protocol/convert.h"
+#include "util/log.h"
+
+namespace sf {
+
+namespace pb = superfluid::worker::v1;
+
+session_manager::session_manager(std::vector<std::string> worker_argv, std::string socket_path)
+    : worker_(std::make_unique<worker_process>(std::move(worker_argv))),
+      socket_path_(std::move(socket_path)) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(64 << 20);
+    // Reconnect quickly after a worker restart (defaults back off up to 2 minutes).
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    channel_ =
+        grpc::CreateCustomChannel("unix:" + socket_path_, grpc::InsecureChannelCredentials(), args);
+    stub_ = pb::Worker::NewStub(channel_);
+}
+
+session_manager::~session_manager() {
+    stop();
+}
+
+bool session_manager::start_worker() {
+    return worker_->start();
+}
+
+void session_manager::stop() {
+    worker_->stop();
+    // Pumps end when their streams break; give them a moment so none outlives us.
+    for (int i = 0; i < 50 && pumps_.load() > 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+std::string session_manager::new_session_id() {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    char buf[40];
+    snprintf(buf, sizeof buf, "sess_%016llx%04llx", static_cast<unsigned long long>(rng()),
+             static_cast<unsigned long long>(counter_.fetch_add(1) & 0xffff));
+    return buf;
+}
+
+pb::GenerateRequest session_manager::to_proto(const generate_request &req,
+                                              const std::string &id) const {
+    pb::GenerateRequest out;
+    out.set_session_id(id);
+    if (req.is_chat) {
+        auto *chat = out.mutable_chat();
+        chat->set_add_generation_prompt(true);
+        for (const auto &m : req.messages) protocol::to_proto(m, *chat->add_messages());
+    } else {
+        out.set_prompt(req.prompt);
+    }
+    auto *ps = out.mutable_sampling();
+    protocol::to_proto(req.sampling, *ps);
+    uint64_t seed = req.sampling.seed;
+    if (!req.has_seed) {
+        static thread_local std::mt19937 rng{std::random_device{}()};
+        seed = rng();
+    }
+    ps->set_seed(seed);
+    out.set_priority(protocol::to_proto(req.cls));
+    return out;
+}
+
+static start_error from_rejected(const pb::Rejected &r) {
+    start_error e;
+    e.type    = r.code() == "context_length_exceeded" ? start_error::kind::CONTEXT_LENGTH
+                : r.code() == "invalid_request"       ? start_error::kind::INVALID_REQUEST
+                                                      : start_error::kind::INTERNAL;
+    e.message = r.message();
+    e.param   = r.param();
+    return e;
+}
+
+std::shared_ptr<session> session_manager::start(const generate_request &req, start_error &err) {
+    const std::string id = new_session_id();
+    auto ctx             = std::make_shared<grpc::ClientContext>();
+    // Give a worker that is (re)starting a few seconds to accept the connection; never wait
+    // unbounded (a request must not hang on a dead worker).
+    channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    auto preq = to_proto(req, id);
+    std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader(stub_->Generate(ctx.get(), preq));
+
+    pb::GenerateEvent first;
+    if (!reader->Read(&first)) {
+        grpc::Status st = reader->Finish();
+        err.type        = start_error::kind::UNAVAILABLE;
+        err.message =
+            "the inference worker is not available (" + st.error_message() + "); retry shortly";
+        return nullptr;
+    }
+    if (first.has_rejected()) {
+        err = from_rejected(first.rejected());
+        ctx->TryCancel();
+        reader->Finish();
+        return nullptr;
+    }
+    const auto &acc = first.accepted();
+    auto s = std::make_shared<session>(id, req.model, acc.prompt_tokens(), acc.cached_tokens());
+    s->set_canceller([ctx] { ctx->TryCancel(); });
+    pumps_++;
+    std::thread([this, s, ctx, reader] { pump(s, ctx, reader); }).detach();
+    return s;
+}
+
+void session_manager::pump(std::shared_ptr<session> s, std::shared_ptr<grpc::ClientContext> ctx,
+                           std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader) {
+    pb::GenerateEvent ev;
+    bool finished = false;
+    while (reader->Read(&ev)) {
+        if (ev.has_token()) {
+            s->add_token(protocol::from_proto(ev.token()));
+        } else if (ev.has_finished()) {
+            s->finish(protocol::from_proto(ev.finished()));
+            finished = true;
+        }
+    }
+    grpc::Status st = reader->Finish();
+    if (!finished) {
+        session_event fe;
+        fe.type   = session_event::kind::FINISHED;
+        fe.reason = st.error_code() == grpc::StatusCode::CANCELLED ? finish_reason::CANCELLED
+                                                                   : finish_reason::ERROR;
+        fe.error  = "the inference worker stopped during generation (" + st.error_message() + ")";
+        if (fe.reason == finish_reason::ERROR)
+            SF_LOG_WARN("head", "session %s: %s", s->id().c_str(), fe.error.c_str());
+        s->finish(std::move(fe));
+    }
+    s->set_canceller(nullptr);
+    pumps_--;
+}
+
+bool session_manager::count_tokens(const generate_request &req, int32_t &n, start_error &err) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    pb::TokenizeReply reply;
+    grpc::Status st = stub_->Tokenize(&ctx, to_proto(req, "count"), &reply);
+    if (!st.ok()) {
+        err.type    = start_error::kind::UNAVAILABLE;
+        err.message = "the inference worker is not available (" + st.error_message() + ")";
+        return false;
+    }
+    if (reply.has_rejected()) {
+        err = from_rejected(reply.rejected());
+        return false;
+    }
+    n = reply.prompt_tokens();
+    return true;
+}
+
+worker_health session_manager::health() {
+    worker_health h;
+    grpc::ClientContext ctx;
+    // wait_for_ready: ride out a reconnect backoff after a worker (re)start instead of
+    // failing at once; the deadline keeps /health prompt when the worker is really down.
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    ctx.set_wait_for_ready(true);
+    pb::HealthRequest req;
+    h.reachable = stub_->Health(&ctx, req, &h.reply).ok();
+    return h;
+}
+
+}  // namespace sf

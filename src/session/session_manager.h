@@ -1,0 +1,74 @@
+// Starts sessions on the worker and tracks them. Owns the local worker process and the
+// gRPC channel to it. Thread-safe: HTTP handler threads call start() concurrently.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "session/request.h"
+#include "session/session.h"
+#include "session/worker_process.h"
+#include "worker.grpc.pb.h"
+
+namespace sf {
+
+/** Why a session could not start; `code` picks the API's error type and HTTP status. */
+struct start_error {
+    enum class kind {
+        INVALID_REQUEST,
+        CONTEXT_LENGTH,
+        UNAVAILABLE,
+        INTERNAL
+    } type = kind::INTERNAL;
+    std::string message;
+    std::string param;
+};
+
+struct worker_health {
+    bool reachable = false;
+    superfluid::worker::v1::HealthReply reply;
+};
+
+class session_manager {
+  public:
+    /** `worker_argv`: how to start the local worker; `socket_path` where it listens. */
+    session_manager(std::vector<std::string> worker_argv, std::string socket_path);
+    ~session_manager();
+
+    /** Starts the worker process. Returns false when it cannot be spawned. */
+    bool start_worker();
+    void stop();
+
+    /**
+     * Submits a request. On success returns the session, whose events then flow in on a
+     * background thread; the prompt has been rendered, tokenized and validated by then.
+     * On failure returns nullptr and fills `err` (nothing was generated).
+     */
+    std::shared_ptr<session> start(const generate_request &req, start_error &err);
+
+    /** Counts the prompt tokens `req` would use (validation included). */
+    bool count_tokens(const generate_request &req, int32_t &n, start_error &err);
+
+    /** Asks the worker for its state (deadline ~1 s). */
+    worker_health health();
+    worker_process &worker() { return *worker_; }
+
+  private:
+    superfluid::worker::v1::GenerateRequest to_proto(const generate_request &req,
+                                                     const std::string &id) const;
+    void pump(std::shared_ptr<session> s, std::shared_ptr<grpc::ClientContext> ctx,
+              std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader);
+    std::string new_session_id();
+
+    std::unique_ptr<worker_process> worker_;
+    std::string socket_path_;
+    std::shared_ptr<grpc::Channel> channel_;
+    std::unique_ptr<superfluid::worker::v1::Worker::Stub> stub_;
+    std::atomic<uint64_t> counter_{0};
+    std::atomic<int> pumps_{0};
+};
+
+}  // namespace sf

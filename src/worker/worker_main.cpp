@@ -1,0 +1,75 @@
+#include "worker/worker_main.h"
+
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "scheduler/scheduler.h"
+#include "util/log.h"
+#include "worker/worker_service.h"
+
+namespace sf {
+
+static std::atomic<bool> g_stop{false};
+
+static void on_signal(int) {
+    g_stop.store(true);
+}
+
+int run_worker(const worker_options &opts) {
+    // The worker never outlives its head.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    sigset_t stop_set;
+    sigemptyset(&stop_set);
+    sigaddset(&stop_set, SIGTERM);
+    sigaddset(&stop_set, SIGINT);
+    pthread_sigmask(SIG_UNBLOCK, &stop_set, nullptr);
+    if (getppid() == 1) return 1;  // the head died before we got here
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+
+    std::error_code ec;
+    std::filesystem::remove(opts.socket_path, ec);
+    worker_service service(opts.engine.model_path);
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + opts.socket_path, grpc::InsecureServerCredentials());
+    builder.RegisterService(&service);
+    builder.SetMaxReceiveMessageSize(64 << 20);
+    std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+    if (!server) {
+        SF_LOG_ERROR("worker", "cannot listen on unix:%s", opts.socket_path.c_str());
+        return 1;
+    }
+    SF_LOG_INFO("worker", "pid %d listening on unix:%s", getpid(), opts.socket_path.c_str());
+
+    std::unique_ptr<llama_engine> engine;
+    try {
+        engine = std::make_unique<llama_engine>(opts.engine);
+    } catch (const std::exception &e) {
+        SF_LOG_ERROR("worker", "%s", e.what());
+        server->Shutdown();
+        return 1;
+    }
+    planner_options po;
+    po.budget        = opts.engine.batch_size;
+    po.prefill_chunk = opts.prefill_chunk;
+    scheduler sched(*engine, po);
+    sched.start();
+    service.set_ready(engine.get(), &sched, engine->model_name());
+    SF_LOG_INFO("worker", "ready");
+
+    while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    SF_LOG_INFO("worker", "stopping");
+    sched.stop();
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    std::filesystem::remove(opts.socket_path, ec);
+    return 0;
+}
+
+}  // namespace sf

@@ -1,0 +1,23 @@
+// Entry point of the worker process (`superfluid worker …`), started by the head.
+#pragma once
+
+#include <string>
+
+#include "engine/llama/llama_engine.h"
+
+namespace sf {
+
+struct worker_options {
+    llama_engine_options engine;
+    std::string socket_path;      // unix socket the gRPC server listens on
+    int32_t prefill_chunk = 512;  // most prompt tokens one sequence gets per tick
+};
+
+/**
+ * Serves the worker protocol on `socket_path`: answers Health at once (ready=false while
+ * loading), loads the model, then accepts sessions until SIGTERM/SIGINT or the parent dies.
+ * Returns the process exit code (0 on a clean stop, 1 when the model cannot be loaded).
+ */
+int run_worker(const worker_options &opts);
+
+}  // namespace sf

@@ -1,0 +1,149 @@
+#include "worker/worker_service.h"
+
+#include <unistd.h>
+
+#include "protocol/convert.h"
+#include "util/log.h"
+
+namespace sf {
+
+namespace pb = superfluid::worker::v1;
+
+worker_service::worker_service(std::string model_path) : model_path_(std::move(model_path)) {}
+
+void worker_service::set_ready(engine_i *engine, scheduler *sched, std::string model_name) {
+    engine_     = engine;
+    sched_      = sched;
+    model_name_ = std::move(model_name);
+    ready_.store(true);
+}
+
+bool worker_service::prepare(const pb::GenerateRequest &req, rendered_prompt &out,
+                             pb::Rejected &rej) const {
+    if (req.has_chat()) {
+        std::vector<chat_message> msgs;
+        for (const auto &m : req.chat().messages()) msgs.push_back(protocol::from_proto(m));
+        std::string err;
+        if (!engine_->render_chat(msgs, req.chat().add_generation_prompt(), out, err)) {
+            rej.set_code("invalid_request");
+            rej.set_message("the model's chat template rejected the messages: " + err);
+            rej.set_param("messages");
+            return false;
+        }
+    } else {
+        out.tokens = engine_->tokenize(req.prompt(), true);
+    }
+    if (out.tokens.empty()) {
+        rej.set_code("invalid_request");
+        rej.set_message("the prompt is empty");
+        rej.set_param(req.has_chat() ? "messages" : "prompt");
+        return false;
+    }
+    const int64_t n = static_cast<int64_t>(out.tokens.size()) + req.resume_tokens_size();
+    if (n >= engine_->n_ctx_seq()) {
+        rej.set_code("context_length_exceeded");
+        rej.set_message("the prompt is too long: " + std::to_string(n) + " tokens > " +
+                        std::to_string(engine_->n_ctx_seq() - 1) +
+                        " maximum (this server's context is " +
+                        std::to_string(engine_->n_ctx_seq()) + " tokens per sequence)");
+        rej.set_param(req.has_chat() ? "messages" : "prompt");
+        return false;
+    }
+    return true;
+}
+
+grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::GenerateRequest *req,
+                                      grpc::ServerWriter<pb::GenerateEvent> *writer) {
+    if (!ready_.load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
+
+    rendered_prompt prompt;
+    pb::GenerateEvent first;
+    if (!prepare(*req, prompt, *first.mutable_rejected())) {
+        writer->Write(first);
+        return grpc::Status::OK;
+    }
+    auto *acc = first.mutable_accepted();
+    acc->set_prompt_tokens(static_cast<int32_t>(prompt.tokens.size()));
+    acc->set_cached_tokens(0);
+    acc->set_n_ctx(engine_->n_ctx_seq());
+    if (!writer->Write(first)) return grpc::Status::CANCELLED;
+
+    auto channel = std::make_shared<event_channel>();
+    sequence_request sr;
+    sr.session_id = req->session_id();
+    sr.cls        = protocol::from_proto(req->priority());
+    sr.prompt     = std::move(prompt.tokens);
+    sr.resume_tokens.assign(req->resume_tokens().begin(), req->resume_tokens().end());
+    sr.sampling = protocol::from_proto(req->sampling());
+    sr.stops    = sr.sampling.stop;
+    sr.stops.insert(sr.stops.end(), prompt.extra_stops.begin(), prompt.extra_stops.end());
+    sr.channel = channel;
+    {
+        std::lock_guard lk(mu_);
+        live_[sr.session_id] = channel;
+    }
+    sched_->submit(std::move(sr));
+
+    for (;;) {
+        session_event ev;
+        if (!channel->pop(ev, std::chrono::milliseconds(50))) {
+            if (ctx->IsCancelled()) {
+                channel->cancel();
+                break;
+            }
+            continue;
+        }
+        pb::GenerateEvent out;
+        bool done = ev.type == session_event::kind::FINISHED;
+        protocol::to_proto(ev, req->session_id(), out);
+        if (!writer->Write(out)) {
+            channel->cancel();  // the head went away: free the sequence
+            break;
+        }
+        if (done) break;
+    }
+    std::lock_guard lk(mu_);
+    live_.erase(req->session_id());
+    return grpc::Status::OK;
+}
+
+grpc::Status worker_service::Cancel(grpc::ServerContext *, const pb::CancelRequest *req,
+                                    pb::CancelReply *reply) {
+    std::lock_guard lk(mu_);
+    auto it = live_.find(req->session_id());
+    reply->set_found(it != live_.end());
+    if (it != live_.end()) it->second->cancel();
+    return grpc::Status::OK;
+}
+
+grpc::Status worker_service::Health(grpc::ServerContext *, const pb::HealthRequest *,
+                                    pb::HealthReply *reply) {
+    reply->set_ready(ready_.load());
+    reply->set_model_path(model_path_);
+    reply->set_pid(static_cast<int32_t>(getpid()));
+    if (!ready_.load()) return grpc::Status::OK;
+    reply->set_model_name(model_name_);
+    reply->set_n_ctx(engine_->n_ctx_seq());
+    reply->set_n_parallel(engine_->n_seq_max());
+    auto st = sched_->stats();
+    reply->set_active_sequences(st.active);
+    reply->set_waiting_sessions(st.waiting);
+    reply->set_ticks(st.ticks);
+    reply->set_batched_ticks(st.batched_ticks);
+    reply->set_max_sequences_per_tick(st.max_sequences_per_tick);
+    reply->set_prompt_tokens_total(st.prompt_tokens);
+    reply->set_generated_tokens_total(st.generated_tokens);
+    return grpc::Status::OK;
+}
+
+grpc::Status worker_service::Tokenize(grpc::ServerContext *, const pb::GenerateRequest *req,
+                                      pb::TokenizeReply *reply) {
+    if (!ready_.load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
+    rendered_prompt prompt;
+    if (!prepare(*req, prompt, *reply->mutable_rejected())) return grpc::Status::OK;
+    reply->clear_rejected();
+    reply->set_prompt_tokens(static_cast<int32_t>(prompt.tokens.size()));
+    return grpc::Status::OK;
+}
+
+}  // namespace sf

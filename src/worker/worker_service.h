@@ -1,0 +1,52 @@
+// The worker's gRPC service (proto/worker.proto) over one engine and its scheduler.
+// Each Generate call runs on a gRPC thread: render + tokenize + validate, answer
+// accepted/rejected, submit to the scheduler, then relay its events until the session
+// ends or the caller goes away (which cancels the session and frees its sequence).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "engine/engine.h"
+#include "scheduler/scheduler.h"
+#include "worker.grpc.pb.h"
+
+namespace sf {
+
+class worker_service final : public superfluid::worker::v1::Worker::Service {
+  public:
+    explicit worker_service(std::string model_path);
+
+    /** Called once the model is loaded; from then on sessions are accepted. */
+    void set_ready(engine_i *engine, scheduler *sched, std::string model_name);
+
+    grpc::Status Generate(
+        grpc::ServerContext *ctx, const superfluid::worker::v1::GenerateRequest *req,
+        grpc::ServerWriter<superfluid::worker::v1::GenerateEvent> *writer) override;
+    grpc::Status Cancel(grpc::ServerContext *ctx, const superfluid::worker::v1::CancelRequest *req,
+                        superfluid::worker::v1::CancelReply *reply) override;
+    grpc::Status Health(grpc::ServerContext *ctx, const superfluid::worker::v1::HealthRequest *req,
+                        superfluid::worker::v1::HealthReply *reply) override;
+    grpc::Status Tokenize(grpc::ServerContext *ctx,
+                          const superfluid::worker::v1::GenerateRequest *req,
+                          superfluid::worker::v1::TokenizeReply *reply) override;
+
+  private:
+    /** Renders/tokenizes the request's input; false with `rej` filled when it cannot. */
+    bool prepare(const superfluid::worker::v1::GenerateRequest &req, rendered_prompt &out,
+                 superfluid::worker::v1::Rejected &rej) const;
+
+    std::string model_path_;
+    std::string model_name_;
+    std::atomic<bool> ready_{false};
+    engine_i *engine_ = nullptr;
+    scheduler *sched_ = nullptr;
+
+    std::mutex mu_;
+    std::map<std::string, std::shared_ptr<event_channel>> live_;  // session id → channel
+};
+
+}  // namespace sf

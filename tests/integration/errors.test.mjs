@@ -1,0 +1,147 @@
+// Bad input on the real server: status codes and OpenAI's error shape, checked byte-level with
+// fetch (an SDK would hide them). The server runs with a small context and body limit.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer } from '../lib/server.mjs';
+
+let server;
+
+before(async () => {
+  server = await startServer(['--ctx-size', '256', '--max-body-bytes', '65536']);
+});
+after(async () => server && (await server.stop()));
+
+async function post(path, body, headers = {}) {
+  const res = await fetch(server.url + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
+}
+
+// Asserts the OpenAI error shape {"error":{"message","type","param","code"}}.
+function assertOpenAIError(r, status, { param, code, type = 'invalid_request_error' } = {}) {
+  assert.equal(r.status, status, r.text);
+  assert.match(r.type, /application\/json/);
+  const body = JSON.parse(r.text);
+  assert.deepEqual(Object.keys(body), ['error']);
+  const e = body.error;
+  for (const k of ['message', 'type', 'param', 'code']) assert.ok(k in e, `error.${k} present`);
+  assert.equal(typeof e.message, 'string');
+  assert.ok(e.message.length > 10, 'the message says something');
+  assert.equal(e.type, type);
+  if (param !== undefined) assert.equal(e.param, param);
+  if (code !== undefined) assert.equal(e.code, code);
+  return e;
+}
+
+const user = [{ role: 'user', content: 'hi' }];
+
+test('malformed JSON is a 400', async () => {
+  assertOpenAIError(await post('/v1/chat/completions', '{"messages": [}'), 400, { code: 'invalid_json' });
+  assertOpenAIError(await post('/v1/completions', 'not json at all'), 400, { code: 'invalid_json' });
+  assertOpenAIError(await post('/v1/chat/completions', '[1,2,3]'), 400, { code: 'invalid_json' });
+});
+
+test('missing and ill-typed fields are 400s naming the field', async () => {
+  assertOpenAIError(await post('/v1/chat/completions', {}), 400, { param: 'messages' });
+  assertOpenAIError(await post('/v1/chat/completions', { messages: 'hi' }), 400, { param: 'messages' });
+  assertOpenAIError(await post('/v1/chat/completions', { messages: [] }), 400, { param: 'messages' });
+  assertOpenAIError(await post('/v1/chat/completions', { messages: [{ content: 'x' }] }), 400, { param: 'messages[0].role' });
+  assertOpenAIError(await post('/v1/chat/completions', { messages: [{ role: 'user' }] }), 400, { param: 'messages[0].content' });
+  assertOpenAIError(await post('/v1/chat/completions', { messages: user, temperature: 'hot' }), 400, { param: 'temperature' });
+  assertOpenAIError(await post('/v1/chat/completions', { messages: user, max_tokens: '5' }), 400, { param: 'max_tokens' });
+  assertOpenAIError(await post('/v1/chat/completions', { messages: user, model: 7 }), 400, { param: 'model' });
+  assertOpenAIError(await post('/v1/chat/completions', { messages: user, stream: 'yes' }), 400, { param: 'stream' });
+  assertOpenAIError(await post('/v1/completions', { model: 'default' }), 400, { param: 'prompt' });
+});
+
+test('max_tokens < 1 is a 400 (both spellings)', async () => {
+  assertOpenAIError(await post('/v1/chat/completions', { messages: user, max_tokens: 0 }), 400, { param: 'max_tokens' });
+  assertOpenAIError(await post('/v1/chat/completions', { messages: user, max_completion_tokens: -1 }), 400, {
+    param: 'max_completion_tokens',
+  });
+  assertOpenAIError(await post('/v1/completions', { prompt: 'x', max_tokens: 0 }), 400, { param: 'max_tokens' });
+});
+
+test('n other than 1 is a 400 before any stream byte (B17)', async () => {
+  for (const n of [0, 2]) {
+    assertOpenAIError(await post('/v1/chat/completions', { messages: user, n, stream: true, max_tokens: 4 }), 400, { param: 'n' });
+  }
+});
+
+test('an unknown model is a 404 model_not_found', async () => {
+  assertOpenAIError(await post('/v1/chat/completions', { model: 'no-such-model', messages: user }), 404, {
+    param: 'model',
+    code: 'model_not_found',
+  });
+});
+
+test('a prompt longer than the context is a 400 that says so, streaming or not (B22)', async () => {
+  const long = [{ role: 'user', content: 'word '.repeat(400) }];
+  for (const stream of [false, true]) {
+    const e = assertOpenAIError(await post('/v1/chat/completions', { messages: long, stream }), 400, {
+      code: 'context_length_exceeded',
+      param: 'messages',
+    });
+    assert.match(e.message, /\d+ tokens > 255 maximum/);
+  }
+  assertOpenAIError(await post('/v1/completions', { prompt: 'word '.repeat(400) }), 400, { code: 'context_length_exceeded' });
+});
+
+test('a prompt that fits but runs into the context limit ends with finish_reason length', async () => {
+  const r = await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'word '.repeat(200) }], max_tokens: 1000 });
+  assert.equal(r.status, 200, r.text);
+  const body = JSON.parse(r.text);
+  if (body.choices[0].finish_reason === 'length') {
+    assert.ok(body.usage.prompt_tokens + body.usage.completion_tokens <= 256);
+  }
+});
+
+test('a body over the size limit is a 413 in the same shape', async () => {
+  const huge = { messages: [{ role: 'user', content: 'x'.repeat(100000) }] };
+  assertOpenAIError(await post('/v1/chat/completions', huge), 413, { code: 'request_too_large' });
+});
+
+test('unsupported features are refused, not ignored', async () => {
+  assertOpenAIError(await post('/v1/chat/completions', { messages: user, logprobs: true }), 400, { param: 'logprobs' });
+  assertOpenAIError(
+    await post('/v1/chat/completions', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:,' } }] }] }),
+    400,
+    { param: 'messages[0].content' },
+  );
+});
+
+test('an unknown endpoint is a 404 in the same shape', async () => {
+  assertOpenAIError(await post('/v1/nothing-here', {}), 404, {});
+});
+
+test('the connection stays usable after an error response (keep-alive)', async () => {
+  for (let i = 0; i < 3; i++) {
+    assertOpenAIError(await post('/v1/chat/completions', '{bad'), 400, {});
+    const ok = await post('/v1/chat/completions', { messages: user, max_tokens: 2 });
+    assert.equal(ok.status, 200, ok.text);
+  }
+});
+
+test('CORS preflight is answered without authentication (B24)', async () => {
+  const res = await fetch(server.url + '/v1/chat/completions', {
+    method: 'OPTIONS',
+    headers: {
+      Origin: 'http://localhost:5173',
+      'Access-Control-Request-Method': 'POST',
+      'Access-Control-Request-Headers': 'authorization, content-type',
+    },
+  });
+  assert.ok(res.status === 200 || res.status === 204);
+  assert.equal(res.headers.get('access-control-allow-origin'), '*');
+  assert.match(res.headers.get('access-control-allow-methods'), /POST/);
+  assert.match(res.headers.get('access-control-allow-headers'), /authorization/);
+});
+
+test('/health is 200 once the model is loaded', async () => {
+  const res = await fetch(server.url + '/health');
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).status, 'ok');
+});

@@ -1,0 +1,104 @@
+// Test harness: writes a tiny model with mkmodel (once per process) and starts a real
+// `superfluid serve` on a free loopback port with its own state directory.
+// Binaries come from SUPERFLUID_BIN / MKMODEL_BIN (set by CTest) or build/bin.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const SUPERFLUID = process.env.SUPERFLUID_BIN || join(root, 'build', 'bin', 'superfluid');
+export const MKMODEL = process.env.MKMODEL_BIN || join(root, 'build', 'bin', 'mkmodel');
+
+const scratch = mkdtempSync(join(tmpdir(), 'sf-test-'));
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
+
+const models = new Map();
+/** Path of a model written by mkmodel (cached per preset/arch/seed in this process). */
+export function model({ preset = 'tiny', arch = 'qwen3', seed = 1 } = {}) {
+  const key = `${preset}-${arch}-${seed}`;
+  if (!models.has(key)) {
+    const out = join(scratch, `${key}.gguf`);
+    execFileSync(MKMODEL, ['--preset', preset, '--arch', arch, '--seed', String(seed), '--out', out]);
+    models.set(key, out);
+  }
+  return models.get(key);
+}
+
+export function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts a server; resolves once /health answers 200 (at most 60 s).
+ * Returns { url, baseURL, port, stateDir, proc, log(), metrics(), stop() }.
+ */
+export async function startServer(args = [], { modelPath = model() } = {}) {
+  const port = await freePort();
+  const stateDir = mkdtempSync(join(scratch, 'state-'));
+  const logFile = [];
+  const proc = spawn(SUPERFLUID, ['serve', modelPath, '--port', String(port), '--state-dir', stateDir, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  proc.stdout.on('data', (d) => logFile.push(d.toString()));
+  proc.stderr.on('data', (d) => logFile.push(d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const server = {
+    url,
+    baseURL: `${url}/v1`,
+    port,
+    stateDir,
+    proc,
+    log: () => logFile.join(''),
+    async metrics() {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      const out = {};
+      for (const line of text.split('\n')) {
+        const m = line.match(/^superfluid:(\w+) ([0-9.eE+-]+)$/);
+        if (m) out[m[1]] = Number(m[2]);
+      }
+      return out;
+    },
+    async stop() {
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 10000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+  const deadline = Date.now() + 60000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`server exited (${proc.exitCode}):\n${server.log()}`);
+    try {
+      if ((await fetch(`${url}/health`)).status === 200) return server;
+    } catch {}
+    await sleep(100);
+  }
+  await server.stop();
+  throw new Error(`server not healthy within 60 s:\n${server.log()}`);
+}
+
+/** Polls `fn` until it returns truthy (at most `ms`); returns the last value. */
+export async function until(fn, ms = 20000, step = 100) {
+  const deadline = Date.now() + ms;
+  let v;
+  while (Date.now() < deadline) {
+    v = await fn();
+    if (v) return v;
+    await sleep(step);
+  }
+  return v;
+}

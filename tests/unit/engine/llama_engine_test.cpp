@@ -1,0 +1,111 @@
+// Drives the llama.cpp engine on a real tiny model written by mkmodel.
+#include "engine/llama/llama_engine.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "engine/text_stream.h"
+#include "mkmodel.h"
+
+namespace {
+
+class LlamaEngineTest : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        dir_ =
+            std::filesystem::temp_directory_path() / ("sf-engine-test-" + std::to_string(getpid()));
+        std::filesystem::create_directories(dir_);
+        std::string path = (dir_ / "tiny.gguf").string();
+        ASSERT_EQ(sf::mkmodel::write_model({"tiny", "qwen3", 7}, path), "");
+        sf::llama_engine_options o;
+        o.model_path = path;
+        o.ctx_size   = 512;
+        o.parallel   = 2;
+        o.batch_size = 128;
+        o.threads    = 2;
+        engine_      = new sf::llama_engine(o);
+    }
+    static void TearDownTestSuite() {
+        delete engine_;
+        std::filesystem::remove_all(dir_);
+    }
+    static inline sf::llama_engine *engine_ = nullptr;
+    static inline std::filesystem::path dir_;
+};
+
+TEST_F(LlamaEngineTest, RendersTheModelsChatTemplate) {
+    sf::rendered_prompt out;
+    std::string err;
+    ASSERT_TRUE(engine_->render_chat(
+        {{"system", "Be brief.", "", "", "", {}}, {"user", "Hi there", "", "", "", {}}}, true, out,
+        err))
+        << err;
+    std::string text;
+    for (auto t : out.tokens) text += engine_->token_piece(t);
+    // Qwen3's template: ChatML turns and an open assistant turn.
+    EXPECT_NE(text.find("<|im_start|>system\nBe brief.<|im_end|>"), std::string::npos) << text;
+    EXPECT_NE(text.find("<|im_start|>user\nHi there<|im_end|>"), std::string::npos) << text;
+    EXPECT_EQ(text.substr(text.size() - 22), "<|im_start|>assistant\n") << text;
+    // Special tokens are single tokens, not spelled out.
+    EXPECT_EQ(engine_->tokenize("<|im_start|>", false).size(), 1u);
+    EXPECT_TRUE(engine_->is_eog(engine_->tokenize("<|im_end|>", false).at(0)));
+}
+
+TEST_F(LlamaEngineTest, TokenizationRoundTripsMultiByteText) {
+    const std::string text = "Repeat exactly: 赋予 🚀 歪 — naïve café";
+    auto toks              = engine_->tokenize(text, false);
+    ASSERT_GT(toks.size(), 5u);
+    std::string joined;
+    bool some_piece_is_partial = false;
+    sf::text_stream ts;
+    std::string streamed;
+    for (auto t : toks) {
+        std::string piece = engine_->token_piece(t);
+        joined += piece;
+        std::string released = ts.push(piece);
+        // Whatever is released is whole code points.
+        for (size_t i = 0; i < released.size(); ++i) {
+            unsigned char c = released[i];
+            if (i == 0) EXPECT_NE(c & 0xC0, 0x80) << "released text starts inside a code point";
+        }
+        if (released.size() != piece.size()) some_piece_is_partial = true;
+        streamed += released;
+    }
+    streamed += ts.flush();
+    EXPECT_EQ(joined, text);
+    EXPECT_EQ(streamed, text);
+    // The byte-level BPE splits at least one of these characters across tokens.
+    EXPECT_TRUE(some_piece_is_partial);
+}
+
+TEST_F(LlamaEngineTest, DecodesTwoSequencesInOneBatchAndGreedyIsDeterministic) {
+    sf::sampling_params greedy;
+    greedy.temperature = 0;
+    auto prompt        = engine_->tokenize("Hello, world", false);
+    auto run           = [&](bool batched) {
+        engine_->seq_start(0, greedy, prompt);
+        if (batched) engine_->seq_start(1, greedy, prompt);
+        std::vector<sf::batch_item> items = {{0, prompt, 0, true}};
+        if (batched) items.push_back({1, prompt, 0, true});
+        EXPECT_EQ(engine_->decode(items), 0);
+        std::vector<sf::token_id> out = {engine_->sample(0, 0)};
+        if (batched) EXPECT_EQ(engine_->sample(1, 1), out[0]);
+        int pos = static_cast<int>(prompt.size());
+        for (int i = 0; i < 8; ++i) {
+            std::vector<sf::batch_item> step = {{0, {out.back()}, pos, true}};
+            EXPECT_EQ(engine_->decode(step), 0);
+            out.push_back(engine_->sample(0, 0));
+            ++pos;
+        }
+        engine_->seq_end(0);
+        if (batched) engine_->seq_end(1);
+        return out;
+    };
+    auto a = run(false);
+    auto b = run(true);
+    EXPECT_EQ(a, b);
+}
+
+}  // namespace

@@ -1,0 +1,184 @@
+// Tests for tools/mkmodel: determinism, and that llama.cpp loads and runs what it writes.
+#include <gtest/gtest.h>
+#include <llama.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mkmodel.h"
+
+namespace fs = std::filesystem;
+namespace mk = sf::mkmodel;
+
+namespace {
+
+struct model_deleter {
+    void operator()(llama_model *m) const { llama_model_free(m); }
+};
+struct context_deleter {
+    void operator()(llama_context *c) const { llama_free(c); }
+};
+using model_ptr   = std::unique_ptr<llama_model, model_deleter>;
+using context_ptr = std::unique_ptr<llama_context, context_deleter>;
+
+std::string read_file(const fs::path &p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class MkmodelTest : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        llama_log_set([](ggml_log_level, const char *, void *) {}, nullptr);
+        llama_backend_init();
+    }
+
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("sf-mkmodel-test-" + std::to_string(getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    // Writes a model and returns its path; fails the test on error.
+    fs::path write(const mk::options &opt, const std::string &name) {
+        const fs::path p      = dir_ / name;
+        const std::string err = mk::write_model(opt, p.string());
+        EXPECT_EQ(err, "") << "writing " << p;
+        return p;
+    }
+
+    static model_ptr load(const fs::path &p) {
+        llama_model_params mp = llama_model_default_params();
+        mp.vocab_only         = false;
+        return model_ptr(llama_model_load_from_file(p.string().c_str(), mp));
+    }
+
+    static std::vector<llama_token> tokenize(const llama_vocab *vocab, const std::string &text) {
+        std::vector<llama_token> out(text.size() + 8);
+        const int32_t n = llama_tokenize(vocab, text.data(), int32_t(text.size()), out.data(),
+                                         int32_t(out.size()), /*add_special=*/true,
+                                         /*parse_special=*/true);
+        out.resize(n < 0 ? 0 : size_t(n));
+        return out;
+    }
+
+    // Decodes a few tokens in one batch and checks that the last logits are finite.
+    static void decode_once(llama_model *model) {
+        llama_context_params cp = llama_context_default_params();
+        cp.n_ctx                = 256;
+        cp.n_batch              = 256;
+        cp.n_threads            = 2;
+        cp.n_threads_batch      = 2;
+        context_ptr ctx(llama_init_from_model(model, cp));
+        ASSERT_NE(ctx, nullptr);
+        std::vector<llama_token> toks =
+            tokenize(llama_model_get_vocab(model), "<|im_start|>user\nHello there<|im_end|>\n");
+        ASSERT_GE(toks.size(), 4u);
+        ASSERT_EQ(llama_decode(ctx.get(), llama_batch_get_one(toks.data(), int32_t(toks.size()))),
+                  0);
+        const float *logits = llama_get_logits_ith(ctx.get(), -1);
+        ASSERT_NE(logits, nullptr);
+        const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
+        for (int32_t i = 0; i < n_vocab; ++i) ASSERT_TRUE(std::isfinite(logits[i])) << i;
+    }
+
+    fs::path dir_;
+};
+
+TEST_F(MkmodelTest, ListsPresetsAndArchs) {
+    EXPECT_EQ(mk::presets(), (std::vector<std::string>{"tiny", "bench"}));
+    EXPECT_EQ(mk::archs(), (std::vector<std::string>{"qwen3", "llama"}));
+    EXPECT_EQ(mk::model_name({}), "superfluid-tiny-qwen3-s1");
+}
+
+TEST_F(MkmodelTest, RejectsBadOptions) {
+    mk::options bad_preset;
+    bad_preset.preset = "huge";
+    EXPECT_NE(mk::write_model(bad_preset, (dir_ / "a.gguf").string()), "");
+    mk::options bad_arch;
+    bad_arch.arch = "gpt2";
+    EXPECT_NE(mk::write_model(bad_arch, (dir_ / "b.gguf").string()), "");
+    EXPECT_NE(mk::write_model({}, ""), "");
+    EXPECT_TRUE(fs::is_empty(dir_)) << "no file or temporary left behind";
+}
+
+TEST_F(MkmodelTest, SameSeedSameBytesOtherSeedOtherBytes) {
+    mk::options opt;
+    opt.seed            = 7;
+    const std::string a = read_file(write(opt, "a.gguf"));
+    const std::string b = read_file(write(opt, "sub/dir/b.gguf"));  // creates parents
+    opt.seed            = 8;
+    const std::string c = read_file(write(opt, "c.gguf"));
+    ASSERT_GT(a.size(), 1000000u);
+    EXPECT_TRUE(a == b) << "same seed must give identical bytes";
+    EXPECT_EQ(a.size(), c.size());
+    EXPECT_FALSE(a == c) << "another seed must give other weights";
+    // Only the three models, no temporaries.
+    size_t n = 0;
+    for (const auto &e : fs::recursive_directory_iterator(dir_)) n += e.is_regular_file();
+    EXPECT_EQ(n, 3u);
+}
+
+TEST_F(MkmodelTest, Qwen3LoadsWithTokenizerAndTemplate) {
+    const fs::path p = write({}, "tiny.gguf");
+    model_ptr model  = load(p);
+    ASSERT_NE(model, nullptr);
+
+    char buf[256];
+    ASSERT_GT(llama_model_meta_val_str(model.get(), "general.name", buf, sizeof buf), 0);
+    EXPECT_STREQ(buf, "superfluid-tiny-qwen3-s1");
+    ASSERT_GT(llama_model_meta_val_str(model.get(), "general.architecture", buf, sizeof buf), 0);
+    EXPECT_STREQ(buf, "qwen3");
+    EXPECT_EQ(llama_model_n_embd(model.get()), 64);
+    EXPECT_EQ(llama_model_n_layer(model.get()), 2);
+    EXPECT_EQ(llama_model_n_ctx_train(model.get()), 32768);
+
+    const char *tmpl = llama_model_chat_template(model.get(), nullptr);
+    ASSERT_NE(tmpl, nullptr);
+    EXPECT_EQ(std::string(tmpl), std::string(mk::chat_template()));
+    EXPECT_NE(std::string(tmpl).find("<think>"), std::string::npos);
+
+    const llama_vocab *vocab = llama_model_get_vocab(model.get());
+    EXPECT_EQ(llama_vocab_n_tokens(vocab), 151936);
+    EXPECT_FALSE(llama_vocab_get_add_bos(vocab));
+    EXPECT_EQ(llama_vocab_eos(vocab), 151645);
+    EXPECT_TRUE(llama_vocab_is_eog(vocab, 151645)) << "<|im_end|> ends a turn";
+
+    EXPECT_EQ(tokenize(vocab, "<think>"), std::vector<llama_token>{151667});
+    EXPECT_EQ(tokenize(vocab, "</think>"), std::vector<llama_token>{151668});
+    EXPECT_EQ(tokenize(vocab, "<tool_call>"), std::vector<llama_token>{151657});
+    EXPECT_EQ(tokenize(vocab, "</tool_response>"), std::vector<llama_token>{151666});
+    EXPECT_EQ(tokenize(vocab, "<|im_start|>"), std::vector<llama_token>{151644});
+    EXPECT_EQ(tokenize(vocab, "<|vision_pad|>"), std::vector<llama_token>{151654});
+    // User-defined tokens print as text; control tokens only when asked to.
+    char piece[32];
+    int32_t n = llama_token_to_piece(vocab, 151667, piece, sizeof piece, 0, /*special=*/false);
+    EXPECT_EQ(std::string(piece, size_t(n > 0 ? n : 0)), "<think>");
+    EXPECT_TRUE(llama_vocab_is_control(vocab, 151644));
+    EXPECT_FALSE(llama_vocab_is_control(vocab, 151667));
+}
+
+TEST_F(MkmodelTest, BothArchsDecode) {
+    for (const std::string &arch : mk::archs()) {
+        SCOPED_TRACE(arch);
+        mk::options opt;
+        opt.arch         = arch;
+        const fs::path p = write(opt, arch + ".gguf");
+        model_ptr model  = load(p);
+        ASSERT_NE(model, nullptr);
+        EXPECT_EQ(llama_model_chat_template(model.get(), nullptr),
+                  std::string(mk::chat_template()));
+        decode_once(model.get());
+    }
+}
+
+}  // namespace

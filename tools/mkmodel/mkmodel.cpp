@@ -1,0 +1,337 @@
+#include "mkmodel.h"
+
+#include <ggml.h>
+#include <gguf.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <system_error>
+
+// Embedded assets (assets.S.in, generated into the build dir by CMake).
+extern "C" {
+extern const unsigned char sf_mkmodel_vocab[];
+extern const uint64_t sf_mkmodel_vocab_size;
+extern const unsigned char sf_mkmodel_template[];
+extern const uint64_t sf_mkmodel_template_size;
+}
+
+namespace sf::mkmodel {
+namespace {
+
+// Token ids of the qwen2/Qwen3 vocabulary (151,936 entries).
+constexpr size_t kVocabSize         = 151936;
+constexpr int32_t kEndOfText        = 151643;  // <|endoftext|>: padding and BOS (never added)
+constexpr int32_t kImEnd            = 151645;  // <|im_end|>: EOS
+constexpr int32_t kFirstRenamed     = 151646;  // first padding id that Qwen3 uses
+constexpr int32_t kTokenTypeControl = 3;       // llama_token_type values in GGUF
+constexpr int32_t kTokenTypeUser    = 4;
+
+// Qwen3's added tokens after <|im_end|>, in id order (Qwen3's tokenizer_config.json).
+constexpr const char *kQwen3Specials[] = {
+    "<|object_ref_start|>",
+    "<|object_ref_end|>",
+    "<|box_start|>",
+    "<|box_end|>",
+    "<|quad_start|>",
+    "<|quad_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|vision_pad|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+    "<tool_call>",
+    "</tool_call>",
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+    "<|fim_pad|>",
+    "<|repo_name|>",
+    "<|file_sep|>",
+    "<tool_response>",
+    "</tool_response>",
+    "<think>",
+    "</think>",
+};
+
+// Model shape. Numbers from the brief (ENGINE-NOTES.md "Tiny models").
+struct shape {
+    uint32_t n_embd;
+    uint32_t n_layer;
+    uint32_t n_head;
+    uint32_t n_head_kv;
+    uint32_t head_dim;
+    uint32_t n_ff;
+    uint32_t n_ctx;       // trained context length, tokens
+    ggml_type embd_type;  // type of token_embd (also the tied output layer)
+};
+
+bool find_shape(const std::string &preset, shape &out) {
+    if (preset == "tiny") {
+        out = {64, 2, 4, 2, 16, 192, 32768, GGML_TYPE_Q8_0};
+        return true;
+    }
+    if (preset == "bench") {
+        out = {256, 4, 4, 2, 64, 768, 32768, GGML_TYPE_F16};
+        return true;
+    }
+    return false;
+}
+
+// Standard deviation of the random matrices; RMS norm weights are 1.
+constexpr float kWeightStd = 0.02f;
+constexpr float kRmsEps    = 1e-6f;
+constexpr float kRopeBase  = 1000000.0f;  // Qwen3's rope theta
+
+// splitmix64 (Steele, Lea, Flood 2014): tiny, fast and fully specified, so the stream is
+// the same on every platform and compiler (unlike std:: distributions).
+struct splitmix64 {
+    uint64_t state;
+    uint64_t next() {
+        uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+        z          = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z          = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    }
+};
+
+uint64_t fnv1a(const std::string &s) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+    return h;
+}
+
+// Fills `out` with values uniform in [-sqrt(3)*std, sqrt(3)*std) (so their standard
+// deviation is `std`). Each value is an exact 24-bit integer times one float constant:
+// a single rounding, identical under any FP contraction or vectorisation.
+void fill_uniform(splitmix64 &rng, float std, float *out, int64_t n) {
+    const float scale = std * std::sqrt(3.0f) / float(1 << 23);
+    for (int64_t i = 0; i < n; ++i) {
+        const int32_t k = int32_t(rng.next() >> 40) - (1 << 23);
+        out[i]          = float(k) * scale;
+    }
+}
+
+struct ggml_ctx_deleter {
+    void operator()(ggml_context *c) const { ggml_free(c); }
+};
+struct gguf_ctx_deleter {
+    void operator()(gguf_context *c) const { gguf_free(c); }
+};
+using ggml_ptr = std::unique_ptr<ggml_context, ggml_ctx_deleter>;
+using gguf_ptr = std::unique_ptr<gguf_context, gguf_ctx_deleter>;
+
+// One tensor to create: a matrix [ne0, ne1] in ggml order (ne0 = row length), or a vector
+// when ne1 == 0 (always an F32 RMS norm weight of ones).
+struct tensor_spec {
+    std::string name;
+    int64_t ne0;
+    int64_t ne1;
+    ggml_type type;
+};
+
+std::vector<tensor_spec> tensor_specs(const shape &s, bool qk_norm) {
+    const int64_t E = s.n_embd, F = s.n_ff, D = s.head_dim;
+    const int64_t Q = D * s.n_head, KV = D * s.n_head_kv;
+    const ggml_type h = GGML_TYPE_F16, f = GGML_TYPE_F32;
+    std::vector<tensor_spec> v;
+    v.push_back({"token_embd.weight", E, int64_t(kVocabSize), s.embd_type});
+    for (uint32_t il = 0; il < s.n_layer; ++il) {
+        const std::string p = "blk." + std::to_string(il) + ".";
+        v.push_back({p + "attn_norm.weight", E, 0, f});
+        v.push_back({p + "attn_q.weight", E, Q, h});
+        v.push_back({p + "attn_k.weight", E, KV, h});
+        v.push_back({p + "attn_v.weight", E, KV, h});
+        v.push_back({p + "attn_output.weight", Q, E, h});
+        if (qk_norm) {
+            v.push_back({p + "attn_q_norm.weight", D, 0, f});
+            v.push_back({p + "attn_k_norm.weight", D, 0, f});
+        }
+        v.push_back({p + "ffn_norm.weight", E, 0, f});
+        v.push_back({p + "ffn_gate.weight", E, F, h});
+        v.push_back({p + "ffn_up.weight", E, F, h});
+        v.push_back({p + "ffn_down.weight", F, E, h});
+    }
+    v.push_back({"output_norm.weight", E, 0, f});  // no output.weight: tied to token_embd
+    return v;
+}
+
+// Creates the tensor in `ctx` and fills it. Random matrices use their own generator
+// stream, seeded from (seed, tensor name), so each tensor is independent of the others.
+void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, uint64_t seed) {
+    ggml_tensor *t = ts.ne1 == 0 ? ggml_new_tensor_1d(ctx, ts.type, ts.ne0)
+                                 : ggml_new_tensor_2d(ctx, ts.type, ts.ne0, ts.ne1);
+    ggml_set_name(t, ts.name.c_str());
+    if (ts.ne1 == 0) {
+        float *d = static_cast<float *>(t->data);
+        for (int64_t i = 0; i < ts.ne0; ++i) d[i] = 1.0f;
+    } else {
+        splitmix64 rng{splitmix64{seed}.next() ^ fnv1a(ts.name)};
+        std::vector<float> row(size_t(ts.ne0));
+        const size_t row_size = ggml_row_size(ts.type, ts.ne0);
+        for (int64_t r = 0; r < ts.ne1; ++r) {
+            fill_uniform(rng, kWeightStd, row.data(), ts.ne0);
+            char *dst = static_cast<char *>(t->data) + size_t(r) * row_size;
+            if (ts.type == GGML_TYPE_F16) {
+                ggml_fp32_to_fp16_row(row.data(), reinterpret_cast<ggml_fp16_t *>(dst), ts.ne0);
+            } else {
+                ggml_quantize_chunk(ts.type, row.data(), dst, 0, 1, ts.ne0, nullptr);
+            }
+        }
+    }
+    gguf_add_tensor(gguf, t);
+}
+
+// Copies the tokenizer.* keys of the embedded vocabulary into `out`, renames the padding
+// ids 151646-151668 to Qwen3's special tokens and sets Qwen3's EOS and chat template.
+std::string add_tokenizer(gguf_context *out) {
+    gguf_init_params params{/*no_alloc=*/true, /*ctx=*/nullptr};
+    gguf_ptr vocab(gguf_init_from_buffer(sf_mkmodel_vocab, size_t(sf_mkmodel_vocab_size), params));
+    if (!vocab) return "embedded vocabulary is not a valid GGUF file";
+
+    gguf_ptr tok(gguf_init_empty());
+    gguf_set_kv(tok.get(), vocab.get());
+    for (int64_t i = gguf_get_n_kv(tok.get()) - 1; i >= 0; --i) {
+        const std::string key = gguf_get_key(tok.get(), i);
+        if (key.rfind("tokenizer.", 0) != 0) gguf_remove_key(tok.get(), key.c_str());
+    }
+
+    const int64_t k_tokens = gguf_find_key(tok.get(), "tokenizer.ggml.tokens");
+    const int64_t k_types  = gguf_find_key(tok.get(), "tokenizer.ggml.token_type");
+    if (k_tokens < 0 || k_types < 0 || gguf_get_arr_type(tok.get(), k_tokens) != GGUF_TYPE_STRING ||
+        gguf_get_arr_type(tok.get(), k_types) != GGUF_TYPE_INT32 ||
+        gguf_get_arr_n(tok.get(), k_tokens) != kVocabSize ||
+        gguf_get_arr_n(tok.get(), k_types) != kVocabSize) {
+        return "embedded vocabulary lacks a 151936-token list with token types";
+    }
+    std::vector<std::string> tokens(kVocabSize);
+    for (size_t i = 0; i < kVocabSize; ++i) tokens[i] = gguf_get_arr_str(tok.get(), k_tokens, i);
+    std::vector<int32_t> types(kVocabSize);
+    std::memcpy(types.data(), gguf_get_arr_data(tok.get(), k_types), kVocabSize * sizeof(int32_t));
+    if (tokens[kEndOfText] != "<|endoftext|>" || tokens[kImEnd] != "<|im_end|>") {
+        return "embedded vocabulary is not the qwen2 vocabulary";
+    }
+
+    int32_t id = kFirstRenamed;
+    for (const char *name : kQwen3Specials) {
+        tokens[size_t(id)] = name;
+        types[size_t(id)]  = name[1] == '|' ? kTokenTypeControl : kTokenTypeUser;
+        ++id;
+    }
+    std::vector<const char *> ptrs(kVocabSize);
+    for (size_t i = 0; i < kVocabSize; ++i) ptrs[i] = tokens[i].c_str();
+
+    gguf_set_kv(out, tok.get());
+    gguf_set_arr_str(out, "tokenizer.ggml.tokens", ptrs.data(), ptrs.size());
+    gguf_set_arr_data(out, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types.data(),
+                      types.size());
+    gguf_set_val_u32(out, "tokenizer.ggml.eos_token_id", uint32_t(kImEnd));
+    gguf_set_val_u32(out, "tokenizer.ggml.bos_token_id", uint32_t(kEndOfText));
+    gguf_set_val_u32(out, "tokenizer.ggml.padding_token_id", uint32_t(kEndOfText));
+    gguf_set_val_bool(out, "tokenizer.ggml.add_bos_token", false);
+    gguf_set_val_str(out, "tokenizer.chat_template", std::string(chat_template()).c_str());
+    return "";
+}
+
+void add_hparams(gguf_context *g, const std::string &arch, const shape &s) {
+    auto key = [&](const char *k) { return arch + "." + k; };
+    gguf_set_val_u32(g, key("context_length").c_str(), s.n_ctx);
+    gguf_set_val_u32(g, key("embedding_length").c_str(), s.n_embd);
+    gguf_set_val_u32(g, key("block_count").c_str(), s.n_layer);
+    gguf_set_val_u32(g, key("feed_forward_length").c_str(), s.n_ff);
+    gguf_set_val_u32(g, key("attention.head_count").c_str(), s.n_head);
+    gguf_set_val_u32(g, key("attention.head_count_kv").c_str(), s.n_head_kv);
+    gguf_set_val_u32(g, key("attention.key_length").c_str(), s.head_dim);
+    gguf_set_val_u32(g, key("attention.value_length").c_str(), s.head_dim);
+    gguf_set_val_f32(g, key("attention.layer_norm_rms_epsilon").c_str(), kRmsEps);
+    gguf_set_val_f32(g, key("rope.freq_base").c_str(), kRopeBase);
+    gguf_set_val_u32(g, key("rope.dimension_count").c_str(), s.head_dim);
+}
+
+// Writes `g` to `tmp`, flushes it to disk and renames it to `out`.
+std::string write_atomically(const gguf_context *g, const std::string &out) {
+    static std::atomic<uint64_t> counter{0};
+    const std::string tmp =
+        out + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+    FILE *f = std::fopen(tmp.c_str(), "wb");
+    if (!f) return "cannot create " + tmp + ": " + std::strerror(errno);
+    bool ok = gguf_write_to_file_ptr(g, f, /*only_meta=*/false);
+    int err = ok ? 0 : EIO;
+    if (ok && std::fflush(f) != 0) ok = false, err = errno;
+    if (ok && fsync(fileno(f)) != 0) ok = false, err = errno;
+    if (std::fclose(f) != 0 && ok) ok = false, err = errno;
+    std::error_code ec;
+    if (ok) {
+        std::filesystem::rename(tmp, out, ec);
+        if (!ec) return "";
+        std::filesystem::remove(tmp, ec);
+        return "cannot rename " + tmp + " to " + out + ": " + ec.message();
+    }
+    std::filesystem::remove(tmp, ec);
+    return "cannot write " + tmp + ": " + std::strerror(err ? err : EIO);
+}
+
+}  // namespace
+
+std::vector<std::string> presets() {
+    return {"tiny", "bench"};
+}
+
+std::vector<std::string> archs() {
+    return {"qwen3", "llama"};
+}
+
+std::string_view chat_template() {
+    return {reinterpret_cast<const char *>(sf_mkmodel_template), size_t(sf_mkmodel_template_size)};
+}
+
+std::string model_name(const options &opt) {
+    return "superfluid-" + opt.preset + "-" + opt.arch + "-s" + std::to_string(opt.seed);
+}
+
+std::string write_model(const options &opt, const std::string &out_path) {
+    shape s{};
+    if (!find_shape(opt.preset, s)) {
+        return "unknown preset '" + opt.preset + "' (expected tiny or bench)";
+    }
+    if (opt.arch != "qwen3" && opt.arch != "llama") {
+        return "unknown arch '" + opt.arch + "' (expected qwen3 or llama)";
+    }
+    if (out_path.empty()) return "empty output path";
+
+    const std::vector<tensor_spec> specs = tensor_specs(s, /*qk_norm=*/opt.arch == "qwen3");
+    size_t mem                           = 0;
+    for (const auto &ts : specs) {
+        mem += ggml_row_size(ts.type, ts.ne0) * size_t(ts.ne1 == 0 ? 1 : ts.ne1);
+        mem += ggml_tensor_overhead() + GGML_MEM_ALIGN;
+    }
+    ggml_init_params ip{/*mem_size=*/mem + 1024, /*mem_buffer=*/nullptr, /*no_alloc=*/false};
+    ggml_ptr ctx(ggml_init(ip));
+    if (!ctx) return "out of memory allocating " + std::to_string(mem) + " bytes of weights";
+
+    gguf_ptr g(gguf_init_empty());
+    gguf_set_val_str(g.get(), "general.architecture", opt.arch.c_str());
+    gguf_set_val_str(g.get(), "general.type", "model");
+    gguf_set_val_str(g.get(), "general.name", model_name(opt).c_str());
+    gguf_set_val_u32(g.get(), "general.file_type", 1);  // LLAMA_FTYPE_MOSTLY_F16
+    gguf_set_val_u32(g.get(), "general.quantization_version", GGML_QNT_VERSION);
+    add_hparams(g.get(), opt.arch, s);
+    if (std::string err = add_tokenizer(g.get()); !err.empty()) return err;
+
+    for (const auto &ts : specs) make_tensor(ctx.get(), g.get(), ts, opt.seed);
+
+    std::error_code ec;
+    const std::filesystem::path parent = std::filesystem::path(out_path).parent_path();
+    if (!parent.empty()) {
+        std::filesystem::create_directories(parent, ec);
+        if (ec) return "cannot create directory " + parent.string() + ": " + ec.message();
+    }
+    return write_atomically(g.get(), out_path);
+}
+
+}  // namespace sf::mkmodel
