@@ -61,8 +61,8 @@ bool opt_int(const json &j, const char *key, int64_t lo, int64_t hi, int64_t &ou
     }
     double d = v.get<double>();
     if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
-        err = bad_request(std::string("'") + key + "' must be at least " + std::to_string(lo) +
-                              (hi < INT32_MAX ? " and at most " + std::to_string(hi) : ""),
+        err = bad_request(std::string("'") + key + "' must be an integer from " +
+                              std::to_string(lo) + " to " + std::to_string(hi),
                           key, "invalid_value");
         return false;
     }
@@ -84,7 +84,7 @@ bool opt_bool(const json &j, const char *key, bool &out, api_error &err) {
 // Sampling and stream fields shared by chat and text completions.
 bool parse_common(const json &j, generate_request &out, openai_options &opts,
                   int32_t default_max_tokens, api_error &err) {
-    if (j.contains("model")) {
+    if (!is_null_or_absent(j, "model")) {
         if (!j["model"].is_string()) {
             err = bad_request("'model' must be a string", "model", "invalid_type");
             return false;
@@ -106,9 +106,17 @@ bool parse_common(const json &j, generate_request &out, openai_options &opts,
     bool present = false;
     if (!opt_int(j, "top_k", 0, INT32_MAX, v, present, err)) return false;
     if (present) s.top_k = static_cast<int32_t>(v);
-    if (!opt_int(j, "seed", INT64_MIN / 2, INT64_MAX / 2, v, present, err)) return false;
-    if (present) {
-        s.seed       = static_cast<uint64_t>(v);
+    // OpenAI seeds are int64; any 64-bit integer is taken (its bits seed the sampler).
+    if (!is_null_or_absent(j, "seed")) {
+        const auto &sd = j["seed"];
+        if (sd.is_number_unsigned()) {
+            s.seed = sd.get<uint64_t>();
+        } else if (sd.is_number_integer()) {
+            s.seed = static_cast<uint64_t>(sd.get<int64_t>());
+        } else {
+            err = bad_request("'seed' must be an integer", "seed", "invalid_type");
+            return false;
+        }
         out.has_seed = true;
     }
 
@@ -265,11 +273,21 @@ bool parse_messages(const json &j, std::vector<chat_message> &out, api_error &er
                                       p + ".tool_calls", "invalid_type");
                     return false;
                 }
+                const json &id = tc.contains("id") ? tc["id"] : json();
+                const json &args =
+                    tc["function"].contains("arguments") ? tc["function"]["arguments"] : json();
+                if ((!id.is_null() && !id.is_string()) ||
+                    (!args.is_null() && !args.is_string() && !args.is_object())) {
+                    err = bad_request("a tool call's 'id' and 'function.arguments' must be strings",
+                                      p + ".tool_calls", "invalid_type");
+                    return false;
+                }
                 tool_call call;
-                call.id          = tc.value("id", "");
-                call.name        = tc["function"]["name"].get<std::string>();
-                const auto &args = tc["function"].value("arguments", json("{}"));
-                call.arguments   = args.is_string() ? args.get<std::string>() : args.dump();
+                call.id        = id.is_string() ? id.get<std::string>() : "";
+                call.name      = tc["function"]["name"].get<std::string>();
+                call.arguments = args.is_string() ? args.get<std::string>()
+                                 : args.is_null() ? "{}"
+                                                  : args.dump();
                 cm.tool_calls.push_back(std::move(call));
             }
         }

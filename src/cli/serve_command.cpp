@@ -99,6 +99,9 @@ int run_serve(const serve_options &in) {
         int sig = 0;
         sigwait(&stop_set, &sig);
         SF_LOG_INFO("serve", "signal %d: shutting down", sig);
+        // Running sessions end now (streams get an in-band error and [DONE], waiting
+        // requests a 503), so the HTTP threads are free for stop() to join.
+        sessions.shutdown_sessions();
         http.stop();
     });
     bool ok = http.listen();

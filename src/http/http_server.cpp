@@ -31,8 +31,10 @@ bool http_server::model_matches(const std::string &name) {
     return h.reachable && !h.reply.model_name().empty() && name == h.reply.model_name();
 }
 
+// Set once: a duplicated Access-Control-Allow-Origin ("*, *") is rejected by browsers.
 static void cors_headers(httplib::Response &res) {
-    res.set_header("Access-Control-Allow-Origin", "*");
+    if (!res.has_header("Access-Control-Allow-Origin"))
+        res.set_header("Access-Control-Allow-Origin", "*");
 }
 
 void http_server::register_routes() {
@@ -40,7 +42,9 @@ void http_server::register_routes() {
     int threads        = opts_.threads;
     svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     svr.set_payload_max_length(opts_.max_body_bytes);
-    svr.set_read_timeout(600);
+    // Reading a request (headers and body) must not take long: a slow or stalled client holds
+    // an HTTP thread. Generation time is not bounded by this (it is not reading).
+    svr.set_read_timeout(30);
     svr.set_write_timeout(600);
 
     // Bodies for failures httplib detects itself (413, unknown route, …), in OpenAI's shape.
@@ -140,7 +144,8 @@ void http_server::register_routes() {
     });
 
     register_openai_routes(
-        svr, sessions_, [this](const std::string &n) { return model_matches(n); }, opts_.model_id);
+        svr, sessions_, [this](const std::string &n) { return model_matches(n); }, opts_.model_id,
+        opts_.max_body_bytes);
 }
 
 bool http_server::listen() {

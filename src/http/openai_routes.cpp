@@ -43,6 +43,21 @@ api_error from_start_error(const start_error &se) {
     return e;
 }
 
+// Reads the whole body through a content reader, so httplib applies no form-urlencoded
+// parsing or limit to it: bodies are JSON whatever Content-Type the client sent.
+bool read_body(const httplib::ContentReader &reader, size_t max_bytes, std::string &body) {
+    bool too_large = false;
+    reader([&](const char *data, size_t len) {
+        if (body.size() + len > max_bytes) {
+            too_large = true;
+            return false;
+        }
+        body.append(data, len);
+        return true;
+    });
+    return !too_large;
+}
+
 int64_t unix_now() {
     return std::chrono::duration_cast<std::chrono::seconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -120,15 +135,15 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
     return true;
 }
 
-void handle_generation(const httplib::Request &req, httplib::Response &res,
+void handle_generation(const httplib::Request &req, const std::string &body, httplib::Response &res,
                        session_manager &sessions,
                        const std::function<bool(const std::string &)> &model_ok,
                        const std::string &model_id, bool chat) {
     generate_request greq;
     openai_options opts;
     api_error err;
-    bool ok = chat ? parse_openai_chat(req.body, greq, opts, err)
-                   : parse_openai_completion(req.body, greq, opts, err);
+    bool ok = chat ? parse_openai_chat(body, greq, opts, err)
+                   : parse_openai_completion(body, greq, opts, err);
     if (!ok) return send_error(res, err);
     if (!model_ok(greq.model)) {
         api_error e{404, "invalid_request_error",
@@ -189,8 +204,9 @@ void handle_generation(const httplib::Request &req, httplib::Response &res,
         cursor += evs.size();
         if (!fin) continue;
         if (fin->reason == finish_reason::ERROR || fin->reason == finish_reason::CANCELLED) {
-            api_error e{500, "server_error", fin->error.empty() ? "generation failed" : fin->error,
-                        "", ""};
+            // A shutdown is "try again later" (503); a failed engine is a server error (500).
+            api_error e{sessions.shutting_down() ? 503 : 500, "server_error",
+                        fin->error.empty() ? "generation failed" : fin->error, "", ""};
             return send_error(res, e);
         }
         text += fin->text;
@@ -205,16 +221,22 @@ void handle_generation(const httplib::Request &req, httplib::Response &res,
 }  // namespace
 
 void register_openai_routes(httplib::Server &svr, session_manager &sessions,
-                            std::function<bool(const std::string &)> model_ok,
-                            std::string model_id) {
-    svr.Post("/v1/chat/completions",
-             [&sessions, model_ok, model_id](const httplib::Request &req, httplib::Response &res) {
-                 handle_generation(req, res, sessions, model_ok, model_id, true);
-             });
-    svr.Post("/v1/completions",
-             [&sessions, model_ok, model_id](const httplib::Request &req, httplib::Response &res) {
-                 handle_generation(req, res, sessions, model_ok, model_id, false);
-             });
+                            std::function<bool(const std::string &)> model_ok, std::string model_id,
+                            size_t max_body_bytes) {
+    for (bool chat : {true, false}) {
+        svr.Post(chat ? "/v1/chat/completions" : "/v1/completions",
+                 [&sessions, model_ok, model_id, max_body_bytes, chat](
+                     const httplib::Request &req, httplib::Response &res,
+                     const httplib::ContentReader &reader) {
+                     std::string body;
+                     if (!read_body(reader, max_body_bytes, body)) {
+                         api_error e{413, "invalid_request_error", "the request body is too large",
+                                     "", "request_too_large"};
+                         return send_error(res, e);
+                     }
+                     handle_generation(req, body, res, sessions, model_ok, model_id, chat);
+                 });
+    }
 }
 
 }  // namespace sf

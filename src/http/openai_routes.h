@@ -13,9 +13,12 @@ class Server;
 
 namespace sf {
 
-/** Registers the routes; `model_ok(name)` says whether a requested model is served here. */
+/**
+ * Registers the routes; `model_ok(name)` says whether a requested model is served here.
+ * Bodies are read whatever their Content-Type, up to `max_body_bytes` (more: 413).
+ */
 void register_openai_routes(httplib::Server &svr, session_manager &sessions,
-                            std::function<bool(const std::string &)> model_ok,
-                            std::string model_id);
+                            std::function<bool(const std::string &)> model_ok, std::string model_id,
+                            size_t max_body_bytes);
 
 }  // namespace sf

@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <signal.h>
+
 #include <random>
 #include <thread>
 
@@ -31,10 +33,61 @@ session_manager::~session_manager() {
 }
 
 bool session_manager::start_worker() {
-    return worker_->start();
+    if (!worker_->start()) return false;
+    watchdog_ = std::thread([this] { watchdog(); });
+    return true;
+}
+
+// A worker that does not answer Health for kWatchdogMisses seconds in a row while its process
+// exists is hung (a live worker answers on gRPC threads even during a long decode): kill it,
+// the supervisor restarts it, and requests fail fast instead of hanging.
+void session_manager::watchdog() {
+    constexpr int kWatchdogMisses = 10;
+    int misses                    = 0;
+    std::unique_lock lk(watchdog_mu_);
+    while (!watchdog_cv_.wait_for(lk, std::chrono::seconds(1), [&] { return watchdog_stop_; })) {
+        lk.unlock();
+        pid_t pid = worker_->pid();
+        bool ok   = health().reachable;
+        misses    = ok || pid <= 0 ? 0 : misses + 1;
+        if (misses >= kWatchdogMisses) {
+            SF_LOG_ERROR("head", "worker %d has not answered for %d s: killing it", pid, misses);
+            kill(pid, SIGKILL);
+            misses = 0;
+        }
+        lk.lock();
+    }
+}
+
+void session_manager::shutdown_sessions() {
+    shutting_down_.store(true);
+    std::vector<std::shared_ptr<session>> running;
+    {
+        std::lock_guard lk(live_mu_);
+        for (auto &[id, weak] : live_) {
+            if (auto s = weak.lock()) running.push_back(std::move(s));
+        }
+    }
+    for (auto &s : running) {
+        session_event fe;
+        fe.type   = session_event::kind::FINISHED;
+        fe.reason = finish_reason::ERROR;
+        fe.error  = "the server is shutting down";
+        s->finish(std::move(fe));
+        s->cancel();
+    }
+    if (!running.empty())
+        SF_LOG_INFO("head", "shutdown: ended %zu running sessions", running.size());
 }
 
 void session_manager::stop() {
+    shutdown_sessions();
+    {
+        std::lock_guard lk(watchdog_mu_);
+        watchdog_stop_ = true;
+    }
+    watchdog_cv_.notify_all();
+    if (watchdog_.joinable()) watchdog_.join();
     worker_->stop();
     // Pumps end when their streams break; give them a moment so none outlives us.
     for (int i = 0; i < 50 && pumps_.load() > 0; ++i)
@@ -83,6 +136,11 @@ static start_error from_rejected(const pb::Rejected &r) {
 }
 
 std::shared_ptr<session> session_manager::start(const generate_request &req, start_error &err) {
+    if (shutting_down_.load()) {
+        err.type    = start_error::kind::UNAVAILABLE;
+        err.message = "the server is shutting down";
+        return nullptr;
+    }
     const std::string id = new_session_id();
     auto ctx             = std::make_shared<grpc::ClientContext>();
     // Give a worker that is (re)starting a few seconds to accept the connection; never wait
@@ -109,6 +167,10 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
     auto s = std::make_shared<session>(id, req.model, acc.prompt_tokens(), acc.cached_tokens());
     s->set_canceller([ctx] { ctx->TryCancel(); });
     pumps_++;
+    {
+        std::lock_guard lk(live_mu_);
+        live_[id] = s;
+    }
     std::thread([this, s, ctx, reader] { pump(s, ctx, reader); }).detach();
     return s;
 }
@@ -137,6 +199,10 @@ void session_manager::pump(std::shared_ptr<session> s, std::shared_ptr<grpc::Cli
         s->finish(std::move(fe));
     }
     s->set_canceller(nullptr);
+    {
+        std::lock_guard lk(live_mu_);
+        live_.erase(s->id());
+    }
     pumps_--;
 }
 

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "session/request.h"
 #include "session/session.h"
@@ -40,7 +42,14 @@ class session_manager {
 
     /** Starts the worker process. Returns false when it cannot be spawned. */
     bool start_worker();
+    /** Ends the sessions (shutdown_sessions), stops the watchdog and the worker. */
     void stop();
+    /**
+     * Server shutdown: every running session finishes with an error now ("the server is
+     * shutting down") and its generation is cancelled; new sessions are refused (503).
+     */
+    void shutdown_sessions();
+    bool shutting_down() const { return shutting_down_.load(); }
 
     /**
      * Submits a request. On success returns the session, whose events then flow in on a
@@ -69,6 +78,18 @@ class session_manager {
     std::unique_ptr<superfluid::worker::v1::Worker::Stub> stub_;
     std::atomic<uint64_t> counter_{0};
     std::atomic<int> pumps_{0};
+    std::atomic<bool> shutting_down_{false};
+
+    // Sessions whose events are still flowing (for shutdown).
+    std::mutex live_mu_;
+    std::map<std::string, std::weak_ptr<session>> live_;
+
+    // Kills a worker that stops answering (hung, SIGSTOPped) so the supervisor restarts it.
+    void watchdog();
+    std::thread watchdog_;
+    std::mutex watchdog_mu_;
+    std::condition_variable watchdog_cv_;
+    bool watchdog_stop_ = false;
 };
 
 }  // namespace sf

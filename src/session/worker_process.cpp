@@ -46,7 +46,7 @@ bool worker_process::start() {
 }
 
 void worker_process::supervise() {
-    auto backoff    = std::chrono::milliseconds(500);
+    auto backoff    = std::chrono::milliseconds(100);
     auto started_at = std::chrono::steady_clock::now();
     while (!stopping_.load()) {
         int status = 0;
@@ -61,8 +61,8 @@ void worker_process::supervise() {
             SF_LOG_WARN("head", "worker %d exited with status %d", pid, WEXITSTATUS(status));
         }
         if (on_exit_) on_exit_(status);
-        if (std::chrono::steady_clock::now() - started_at > std::chrono::seconds(60)) {
-            backoff = std::chrono::milliseconds(500);
+        if (std::chrono::steady_clock::now() - started_at > std::chrono::seconds(30)) {
+            backoff = std::chrono::milliseconds(100);
         }
         {
             std::unique_lock lk(mu_);

@@ -1,6 +1,6 @@
 // Starts the local worker as a child process (`superfluid worker …`) and keeps it alive:
-// when it exits unexpectedly it is restarted with a growing backoff (0.5 s doubling to 10 s,
-// reset after 60 s of uptime). Thread-safe.
+// when it exits unexpectedly it is restarted with a growing backoff (0.1 s doubling to 10 s,
+// reset after 30 s of uptime). Thread-safe.
 #pragma once
 
 #include <sys/types.h>

@@ -67,7 +67,7 @@ int run_worker(const worker_options &opts) {
     while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     SF_LOG_INFO("worker", "stopping");
     sched.stop();
-    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
     std::filesystem::remove(opts.socket_path, ec);
     return 0;
 }

@@ -124,3 +124,26 @@ TEST(OpenAIRequest, CompletionDefaultsTo16TokensAndNeedsAPrompt) {
     EXPECT_FALSE(sf::parse_openai_completion(R"({"model":"m"})", r, o, e));
     EXPECT_EQ(e.param, "prompt");
 }
+
+TEST(OpenAIRequest, ToolCallFieldsOfTheWrongTypeAreA400NotA500) {
+    auto e = chat_error(R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,
+        "tool_calls":[{"id":123,"type":"function","function":{"name":"f","arguments":"{}"}}]}]})");
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, "messages[1].tool_calls");
+    e = chat_error(R"({"messages":[{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":5}}]}]})");
+    EXPECT_EQ(e.param, "messages[0].tool_calls");
+}
+
+TEST(OpenAIRequest, SeedsCoverTheWhole64BitRangeAndNullModelIsAbsent) {
+    generate_request r;
+    openai_options o;
+    api_error e;
+    ASSERT_TRUE(chat(R"({"model":null,"messages":[{"role":"user","content":"x"}],"seed":18446744073709551615})", r, o, e))
+        << e.message;
+    EXPECT_EQ(r.sampling.seed, UINT64_MAX);
+    EXPECT_TRUE(r.model.empty());
+    ASSERT_TRUE(chat(R"({"messages":[{"role":"user","content":"x"}],"seed":-1})", r, o, e));
+    EXPECT_EQ(r.sampling.seed, UINT64_MAX);
+    auto err = chat_error(R"({"messages":[{"role":"user","content":"x"}],"max_tokens":9223372036854775807})");
+    EXPECT_NE(err.message.find("from 1 to 2147483647"), std::string::npos) << err.message;
+}

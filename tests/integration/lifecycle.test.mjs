@@ -1,0 +1,118 @@
+// The head supervises its worker and shuts down cleanly: a killed or hung worker never hangs a
+// client, and SIGTERM ends running requests promptly (in-band error + [DONE] for streams).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, until } from '../lib/server.mjs';
+
+const workerPid = (server) => Number([...server.log().matchAll(/worker started, pid (\d+)/g)].at(-1)[1]);
+
+// Reads an SSE response to its end; returns the data payloads.
+async function readSSE(res) {
+  const text = await res.text();
+  return text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+}
+
+function chat(server, body) {
+  return fetch(`${server.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ messages: [{ role: 'user', content: 'Write a long story.' }], ...body }),
+  });
+}
+
+test('a worker killed mid-stream: the stream ends with an error and [DONE], the worker comes back', async () => {
+  const server = await startServer();
+  try {
+    const before = workerPid(server);
+    const res = await chat(server, { stream: true, max_tokens: 100000 });
+    assert.equal(res.status, 200);
+    const reader = res.body.getReader();
+    await reader.read(); // the stream has started
+    process.kill(before, 'SIGKILL');
+    let text = '';
+    const dec = new TextDecoder();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += dec.decode(value);
+    }
+    const data = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+    assert.equal(data.at(-1), '[DONE]');
+    assert.ok(JSON.parse(data.at(-2)).error, 'an in-band error precedes [DONE]');
+    assert.equal(await until(async () => (await fetch(`${server.url}/health`)).status === 200, 30000), true);
+    assert.notEqual(workerPid(server), before, 'a new worker was started');
+    const ok = await chat(server, { max_tokens: 3 });
+    assert.equal(ok.status, 200);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a hung worker is killed by the watchdog: requests fail instead of hanging, then service resumes', async () => {
+  const server = await startServer();
+  try {
+    const hung = workerPid(server);
+    process.kill(hung, 'SIGSTOP');
+    const res = await chat(server, { max_tokens: 3 });
+    assert.ok(res.status >= 500, `status ${res.status}`);
+    const body = await res.json();
+    assert.equal(typeof body.error.message, 'string');
+    assert.equal(await until(async () => (await fetch(`${server.url}/health`)).status === 200, 60000), true);
+    assert.notEqual(workerPid(server), hung);
+    assert.match(server.log(), /has not answered for \d+ s: killing it/);
+    assert.equal((await chat(server, { max_tokens: 3 })).status, 200);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('SIGTERM ends running requests promptly: streams get an error and [DONE], others a 503', async () => {
+  const server = await startServer();
+  const streamed = chat(server, { stream: true, max_tokens: 100000 });
+  const plain = chat(server, { max_tokens: 100000 });
+  const res = await streamed;
+  const reader = res.body.getReader();
+  await reader.read();
+  await until(async () => (await server.metrics()).num_requests_running === 2, 20000, 20);
+  const t0 = Date.now();
+  const exited = new Promise((r) => server.proc.once('exit', r));
+  server.proc.kill('SIGTERM');
+  let text = '';
+  const dec = new TextDecoder();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += dec.decode(value);
+  }
+  const data = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+  assert.equal(data.at(-1), '[DONE]');
+  assert.match(JSON.parse(data.at(-2)).error.message, /shutting down/);
+  const p = await plain;
+  assert.equal(p.status, 503);
+  assert.match((await p.json()).error.message, /shutting down/);
+  const code = await exited;
+  assert.equal(code, 0);
+  // It did not wait for the interrupted generations (each could run to its 8192-token context):
+  // a liveness bound, not a speed claim.
+  assert.ok(Date.now() - t0 < 30000);
+});
+
+test('a form-encoded body over 1 MiB is read as JSON, not refused as a form (413)', async () => {
+  const server = await startServer(['--ctx-size', '512']);
+  try {
+    const body = JSON.stringify({ messages: [{ role: 'user', content: 'x '.repeat(600000) }] });
+    const res = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+    // The JSON was parsed: the prompt is then too long for a 512-token context.
+    assert.equal(res.status, 400);
+    assert.equal((await res.json()).error.code, 'context_length_exceeded');
+    // Errors httplib produces itself carry exactly one CORS origin header.
+    const nf = await fetch(`${server.url}/nope`);
+    assert.equal(nf.headers.get('access-control-allow-origin'), '*');
+  } finally {
+    await server.stop();
+  }
+});
