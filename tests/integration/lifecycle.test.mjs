@@ -6,9 +6,15 @@ import { startServer, until } from '../lib/server.mjs';
 
 const workerPid = (server) => Number([...server.log().matchAll(/worker started, pid (\d+)/g)].at(-1)[1]);
 
-// Reads an SSE response to its end; returns the data payloads.
-async function readSSE(res) {
-  const text = await res.text();
+// Reads the rest of an SSE stream; returns its data payloads.
+async function restOfSSE(reader) {
+  let text = '';
+  const dec = new TextDecoder();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += dec.decode(value);
+  }
   return text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
 }
 
@@ -29,14 +35,7 @@ test('a worker killed mid-stream: the stream ends with an error and [DONE], the 
     const reader = res.body.getReader();
     await reader.read(); // the stream has started
     process.kill(before, 'SIGKILL');
-    let text = '';
-    const dec = new TextDecoder();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += dec.decode(value);
-    }
-    const data = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+    const data = await restOfSSE(reader);
     assert.equal(data.at(-1), '[DONE]');
     assert.ok(JSON.parse(data.at(-2)).error, 'an in-band error precedes [DONE]');
     assert.equal(await until(async () => (await fetch(`${server.url}/health`)).status === 200, 30000), true);
@@ -77,14 +76,7 @@ test('SIGTERM ends running requests promptly: streams get an error and [DONE], o
   const t0 = Date.now();
   const exited = new Promise((r) => server.proc.once('exit', r));
   server.proc.kill('SIGTERM');
-  let text = '';
-  const dec = new TextDecoder();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += dec.decode(value);
-  }
-  const data = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+  const data = await restOfSSE(reader);
   assert.equal(data.at(-1), '[DONE]');
   assert.match(JSON.parse(data.at(-2)).error.message, /shutting down/);
   const p = await plain;
