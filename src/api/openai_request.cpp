@@ -1,5 +1,7 @@
 #include "api/openai_request.h"
 
+#include "api/priority.h"
+
 #include <nlohmann/json.hpp>
 
 #include <climits>
@@ -81,6 +83,36 @@ bool opt_bool(const json &j, const char *key, bool &out, api_error &err) {
     return true;
 }
 
+// Body fields that pick a priority class (api/priority.h: `priority`, then `service_tier`).
+bool parse_body_priority(const json &j, generate_request &out, api_error &err) {
+    if (!is_null_or_absent(j, "priority")) {
+        const auto &p = j["priority"];
+        if (p.is_string()) {
+            out.cls_from_body = parse_class_name(p.get<std::string>());
+        } else if (p.is_number_integer()) {
+            // vLLM's convention: lower is more urgent.
+            int64_t v         = p.get<int64_t>();
+            out.cls_from_body = v < 0    ? priority_class::INTERACTIVE
+                                : v == 0 ? priority_class::NORMAL
+                                         : priority_class::BATCH;
+        }
+        if (!out.cls_from_body) {
+            err = bad_request(
+                "'priority' must be interactive, normal, batch, or an integer (lower is more "
+                "urgent)",
+                "priority", "invalid_value");
+            return false;
+        }
+        return true;
+    }
+    if (j.contains("service_tier") && j["service_tier"].is_string()) {
+        const auto tier = j["service_tier"].get<std::string>();
+        if (tier == "priority") out.cls_from_body = priority_class::INTERACTIVE;
+        if (tier == "flex") out.cls_from_body = priority_class::BATCH;
+    }
+    return true;
+}
+
 // Sampling and stream fields shared by chat and text completions.
 bool parse_common(const json &j, generate_request &out, openai_options &opts,
                   int32_t default_max_tokens, api_error &err) {
@@ -119,6 +151,10 @@ bool parse_common(const json &j, generate_request &out, openai_options &opts,
         }
         out.has_seed = true;
     }
+
+    // llama-server's extension: keep generating past end-of-generation tokens.
+    if (!opt_bool(j, "ignore_eos", s.ignore_eos, err)) return false;
+    if (!parse_body_priority(j, out, err)) return false;
 
     // max_completion_tokens is current, max_tokens its deprecated alias (both honoured).
     s.max_tokens = default_max_tokens;

@@ -1,6 +1,9 @@
 // superfluid: the command line. Subcommands: serve (the head), worker (started by the head).
 #include <CLI/CLI.hpp>
 
+#include "api/priority.h"
+#include "cli/bench_command.h"
+#include "cli/ps_command.h"
 #include "cli/serve_command.h"
 #include "worker/worker_main.h"
 
@@ -43,6 +46,31 @@ int main(int argc, char **argv) {
     serve->add_option("--state-dir", so.state_dir,
                       "State directory (default: $XDG_STATE_HOME/superfluid)");
 
+    std::string default_priority = "normal";
+    serve->add_option("--default-priority", default_priority, "Class of requests that name none")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"interactive", "normal", "batch"}));
+    serve
+        ->add_option("--config", so.config_file,
+                     "JSON config: {\"default_priority\", \"priority_rules\": "
+                     "[{\"key\"|\"user_agent\", \"class\"}]}")
+        ->check(CLI::ExistingFile);
+    serve
+        ->add_option(
+            "--aging-ms", so.aging_ms,
+            "A sequence unserved this long is planned one class more urgent (starvation bound: 2x)")
+        ->capture_default_str()
+        ->check(CLI::Range(int64_t{0}, int64_t{3600000}));
+    serve->add_option("--max-queue", so.max_queue, "Waiting requests per class before 429/overload")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1000000));
+
+    std::string ps_host = "127.0.0.1";
+    int ps_port         = 8453;
+    auto *ps = app.add_subcommand("ps", "Show the running server's model, worker and sessions");
+    ps->add_option("--host", ps_host, "Server address")->capture_default_str();
+    ps->add_option("--port", ps_port, "Server port")->capture_default_str();
+
     sf::worker_options wo;
     auto *worker = app.add_subcommand("worker", "Run an inference worker (started by `serve`)");
     worker->add_option("--model", wo.engine.model_path, "Path to the .gguf model")->required();
@@ -52,9 +80,21 @@ int main(int argc, char **argv) {
     worker->add_option("--batch-size", wo.engine.batch_size, "Tokens per tick");
     worker->add_option("--prefill-chunk", wo.prefill_chunk, "Prompt tokens per sequence per tick");
     worker->add_option("--threads", wo.engine.threads, "CPU threads (0 = all)");
+    worker->add_option("--aging-ms", wo.aging_ms, "Aging step in milliseconds");
+    worker->add_option("--max-queue", wo.max_waiting, "Waiting sessions per class");
+
+    sf::bench::bench_options bo;
+    auto *bench =
+        app.add_subcommand("bench", "Benchmark a server (and llama-server) on a scenario");
+    sf::add_bench_options(*bench, bo);
 
     CLI11_PARSE(app, argc, argv);
-    if (*serve) return sf::run_serve(so);
+    if (*serve) {
+        so.default_priority = *sf::parse_class_name(default_priority);
+        return sf::run_serve(so);
+    }
     if (*worker) return sf::run_worker(wo);
+    if (*ps) return sf::run_ps(ps_host, ps_port);
+    if (*bench) return sf::run_bench(bo, argc, argv);
     return 2;
 }

@@ -79,7 +79,9 @@ int run_serve(const serve_options &in) {
                                      "--parallel",      std::to_string(opts.parallel),
                                      "--batch-size",    std::to_string(opts.batch_size),
                                      "--prefill-chunk", std::to_string(opts.prefill_chunk),
-                                     "--threads",       std::to_string(opts.threads)};
+                                     "--threads",       std::to_string(opts.threads),
+                                     "--aging-ms",      std::to_string(opts.aging_ms),
+                                     "--max-queue",     std::to_string(opts.max_queue)};
     session_manager sessions(argv, sock);
     if (!sessions.start_worker()) {
         SF_LOG_ERROR("serve", "cannot start the worker process");
@@ -87,12 +89,21 @@ int run_serve(const serve_options &in) {
     }
 
     http_options ho;
-    ho.host           = opts.host;
-    ho.port           = opts.port;
-    ho.threads        = opts.http_threads;
-    ho.max_body_bytes = opts.max_body_bytes;
-    ho.model_path     = model;
-    ho.model_id       = std::filesystem::path(model).stem().string();
+    ho.host                   = opts.host;
+    ho.port                   = opts.port;
+    ho.threads                = opts.http_threads;
+    ho.max_body_bytes         = opts.max_body_bytes;
+    ho.model_path             = model;
+    ho.model_id               = std::filesystem::path(model).stem().string();
+    ho.priority.default_class = opts.default_priority;
+    if (!opts.config_file.empty()) {
+        std::string err = load_priority_config(opts.config_file, ho.priority);
+        if (!err.empty()) {
+            SF_LOG_ERROR("serve", "%s", err.c_str());
+            sessions.stop();
+            return 1;
+        }
+    }
     http_server http(sessions, ho);
 
     std::thread waiter([&] {

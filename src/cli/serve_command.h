@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "scheduler/types.h"
+
 namespace sf {
 
 struct serve_options {
@@ -16,7 +18,11 @@ struct serve_options {
     int threads           = 0;     // 0 = all CPUs
     int http_threads      = 128;
     size_t max_body_bytes = 32u << 20;
-    std::string state_dir;  // empty = XDG state dir
+    std::string state_dir;    // empty = XDG state dir
+    std::string config_file;  // JSON: default_priority, priority_rules (api/priority.h)
+    priority_class default_priority = priority_class::NORMAL;
+    int64_t aging_ms                = 10000;  // scheduler aging step (scheduler.h)
+    int max_queue                   = 1024;   // waiting sessions per class before overload errors
 };
 
 /** Runs the head until SIGINT/SIGTERM. Returns the exit code. */

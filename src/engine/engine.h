@@ -101,6 +101,21 @@ class engine_i {
     virtual token_id sample(int seq, int item) = 0;
     /** Frees the sequence's KV cells and sampler. */
     virtual void seq_end(int seq) = 0;
+
+    /**
+     * Preemption: saves sequence `seq` (its KV state, llama_state_seq_get_data, to host memory,
+     * and its sampler), frees its cells, and returns a handle. Returns -1 when it cannot.
+     */
+    virtual int64_t seq_park(int seq) = 0;
+    /**
+     * Restores a parked sequence into free sequence id `seq`, exactly where it stopped (no
+     * recomputation). Returns false (and drops the parked state) when the engine refuses it.
+     */
+    virtual bool seq_unpark(int64_t handle, int seq) = 0;
+    /** Forgets a parked sequence (its session ended while it waited). */
+    virtual void seq_drop_parked(int64_t handle) = 0;
+    /** Bytes of host memory held by parked sequences. */
+    virtual size_t parked_bytes() const = 0;
 };
 
 }  // namespace sf

@@ -7,6 +7,7 @@
 
 #include "api/api_error.h"
 #include "http/openai_routes.h"
+#include "http/status_routes.h"
 #include "util/log.h"
 
 namespace sf {
@@ -95,57 +96,15 @@ void http_server::register_routes() {
         res.set_header("Access-Control-Max-Age", "86400");
     });
 
-    svr.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
-        auto h     = sessions_.health();
-        bool ready = h.reachable && h.reply.ready();
-        res.status = ready ? 200 : 503;
-        json body  = {{"status", ready ? "ok" : "loading"}};
-        if (!h.reachable) body["status"] = "unavailable";
-        res.set_content(body.dump(), "application/json");
-    });
+    register_status_routes(svr, sessions_, opts_.model_id, opts_.model_path);
 
-    svr.Get("/v1/models", [this](const httplib::Request &, httplib::Response &res) {
-        json model = {{"id", opts_.model_id},
-                      {"object", "model"},
-                      {"created", 0},
-                      {"owned_by", "superfluid"}};
-        res.set_content(json{{"object", "list"}, {"data", json::array({model})}}.dump(),
-                        "application/json");
-    });
-
-    // Prometheus text format; names mirror vLLM's where one exists.
-    svr.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
-        auto h        = sessions_.health();
-        const auto &r = h.reply;
-        std::string out;
-        auto metric = [&](const char *name, const char *type, const char *help, double v) {
-            out += std::string("# HELP superfluid:") + name + " " + help +
-                   "\n# TYPE superfluid:" + name + " " + type + "\nsuperfluid:" + name + " " +
-                   json(v).dump() + "\n";
-        };
-        metric("worker_up", "gauge", "1 when the worker answers and its model is loaded",
-               h.reachable && r.ready());
-        metric("worker_starts_total", "counter", "times the worker process was started",
-               sessions_.worker().starts());
-        metric("num_requests_running", "gauge", "sequences holding a slot", r.active_sequences());
-        metric("num_requests_waiting", "gauge", "sessions waiting for a slot",
-               r.waiting_sessions());
-        metric("decode_ticks_total", "counter", "scheduler ticks (one llama_decode each)",
-               double(r.ticks()));
-        metric("batched_ticks_total", "counter", "ticks that carried more than one sequence",
-               double(r.batched_ticks()));
-        metric("max_sequences_per_tick", "gauge", "most sequences seen in one tick",
-               r.max_sequences_per_tick());
-        metric("prompt_tokens_total", "counter", "prompt tokens prefilled",
-               double(r.prompt_tokens_total()));
-        metric("generation_tokens_total", "counter", "tokens generated",
-               double(r.generated_tokens_total()));
-        res.set_content(out, "text/plain; version=0.0.4");
-    });
-
-    register_openai_routes(
-        svr, sessions_, [this](const std::string &n) { return model_matches(n); }, opts_.model_id,
-        opts_.max_body_bytes);
+    openai_route_context rc;
+    rc.sessions       = &sessions_;
+    rc.model_ok       = [this](const std::string &n) { return model_matches(n); };
+    rc.model_id       = opts_.model_id;
+    rc.max_body_bytes = opts_.max_body_bytes;
+    rc.priority       = opts_.priority;
+    register_openai_routes(svr, std::move(rc));
 }
 
 bool http_server::listen() {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "api/priority.h"
 #include "session/session_manager.h"
 
 namespace httplib {
@@ -21,6 +22,7 @@ struct http_options {
     int threads           = 128;        // concurrent connections served
     std::string model_id;               // the id /v1/models lists
     std::string model_path;
+    priority_config priority;  // how requests get their class (api/priority.h)
 };
 
 class http_server {

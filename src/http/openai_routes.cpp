@@ -35,6 +35,11 @@ api_error from_start_error(const start_error &se) {
             e.type   = "server_error";
             e.code   = "service_unavailable";
             break;
+        case start_error::kind::OVERLOADED:
+            e.status = 429;
+            e.type   = "rate_limit_error";
+            e.code   = "overloaded";
+            break;
         case start_error::kind::INTERNAL:
             e.status = 500;
             e.type   = "server_error";
@@ -136,16 +141,22 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
 }
 
 void handle_generation(const httplib::Request &req, const std::string &body, httplib::Response &res,
-                       session_manager &sessions,
-                       const std::function<bool(const std::string &)> &model_ok,
-                       const std::string &model_id, bool chat) {
+                       const openai_route_context &rc, bool chat) {
+    session_manager &sessions   = *rc.sessions;
+    const std::string &model_id = rc.model_id;
     generate_request greq;
     openai_options opts;
     api_error err;
     bool ok = chat ? parse_openai_chat(body, greq, opts, err)
                    : parse_openai_completion(body, greq, opts, err);
     if (!ok) return send_error(res, err);
-    if (!model_ok(greq.model)) {
+    priority_headers ph{req.get_header_value("X-Superfluid-Priority"),
+                        req.get_header_value("Authorization"), req.get_header_value("x-api-key"),
+                        req.get_header_value("User-Agent")};
+    if (!resolve_priority(greq.cls_from_body, ph, rc.priority, greq.cls, err))
+        return send_error(res, err);
+    res.set_header("X-Superfluid-Priority", class_name(greq.cls));
+    if (!rc.model_ok(greq.model)) {
         api_error e{404, "invalid_request_error",
                     "the model '" + greq.model + "' does not exist; this server serves '" +
                         model_id + "' (see GET /v1/models)",
@@ -156,7 +167,10 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
 
     start_error serr;
     auto s = sessions.start(greq, serr);
-    if (!s) return send_error(res, from_start_error(serr));
+    if (!s) {
+        if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
+        return send_error(res, from_start_error(serr));
+    }
     res.set_header("X-Superfluid-Session", s->id());
 
     openai_meta meta;
@@ -220,21 +234,19 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
 
 }  // namespace
 
-void register_openai_routes(httplib::Server &svr, session_manager &sessions,
-                            std::function<bool(const std::string &)> model_ok, std::string model_id,
-                            size_t max_body_bytes) {
+void register_openai_routes(httplib::Server &svr, openai_route_context ctx) {
+    auto rc = std::make_shared<const openai_route_context>(std::move(ctx));
     for (bool chat : {true, false}) {
         svr.Post(chat ? "/v1/chat/completions" : "/v1/completions",
-                 [&sessions, model_ok, model_id, max_body_bytes, chat](
-                     const httplib::Request &req, httplib::Response &res,
-                     const httplib::ContentReader &reader) {
+                 [rc, chat](const httplib::Request &req, httplib::Response &res,
+                            const httplib::ContentReader &reader) {
                      std::string body;
-                     if (!read_body(reader, max_body_bytes, body)) {
+                     if (!read_body(reader, rc->max_body_bytes, body)) {
                          api_error e{413, "invalid_request_error", "the request body is too large",
                                      "", "request_too_large"};
                          return send_error(res, e);
                      }
-                     handle_generation(req, body, res, sessions, model_ok, model_id, chat);
+                     handle_generation(req, body, res, *rc, chat);
                  });
     }
 }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "api/priority.h"
 #include "session/session_manager.h"
 
 namespace httplib {
@@ -13,12 +14,16 @@ class Server;
 
 namespace sf {
 
-/**
- * Registers the routes; `model_ok(name)` says whether a requested model is served here.
- * Bodies are read whatever their Content-Type, up to `max_body_bytes` (more: 413).
- */
-void register_openai_routes(httplib::Server &svr, session_manager &sessions,
-                            std::function<bool(const std::string &)> model_ok, std::string model_id,
-                            size_t max_body_bytes);
+/** What the OpenAI routes need from the server. */
+struct openai_route_context {
+    session_manager *sessions = nullptr;
+    std::function<bool(const std::string &)> model_ok;  // is `name` the model served here?
+    std::string model_id;
+    size_t max_body_bytes = 32u << 20;  // larger bodies: 413
+    priority_config priority;           // classes from headers/keys/rules
+};
+
+/** Registers the routes. Bodies are read whatever their Content-Type. */
+void register_openai_routes(httplib::Server &svr, openai_route_context ctx);
 
 }  // namespace sf

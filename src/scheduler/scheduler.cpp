@@ -6,22 +6,29 @@
 
 namespace sf {
 
-scheduler::scheduler(engine_i &engine, planner_options opts)
+scheduler::scheduler(engine_i &engine, scheduler_options opts)
     : engine_(engine), opts_(opts), slots_(engine.n_seq_max()) {
-    opts_.budget = std::min(opts_.budget, engine.n_batch());
+    opts_.planner.budget = std::min(opts_.planner.budget, engine.n_batch());
 }
 
 scheduler::~scheduler() {
     stop();
 }
 
-void scheduler::submit(sequence_request req) {
+bool scheduler::submit(sequence_request req) {
     {
         std::lock_guard lk(mu_);
-        waiting_.push_back(std::move(req));
-        stats_.waiting = static_cast<int32_t>(waiting_.size());
+        const int c = static_cast<int>(req.cls);
+        if (stats_.waiting_by_class[c] >= opts_.max_waiting) return false;
+        seq_state s;
+        s.req            = std::move(req);
+        s.arrival        = ++arrivals_;
+        s.last_served_at = clock::now();
+        waiting_.push_back(std::move(s));
+        update_counts_locked();
     }
     cv_.notify_one();
+    return true;
 }
 
 void scheduler::start() {
@@ -31,7 +38,6 @@ void scheduler::start() {
 void scheduler::stop() {
     {
         std::lock_guard lk(mu_);
-        if (stopping_ && !thread_.joinable()) return;
         stopping_ = true;
     }
     cv_.notify_all();
@@ -43,64 +49,168 @@ scheduler_stats scheduler::stats() const {
     return stats_;
 }
 
-// Moves waiting sessions into free slots, most urgent class first, FIFO within a class.
-void scheduler::admit_locked() {
-    std::stable_sort(
-        waiting_.begin(), waiting_.end(),
-        [](const sequence_request &a, const sequence_request &b) { return a.cls < b.cls; });
-    for (int i = 0; i < static_cast<int>(slots_.size()) && !waiting_.empty(); ++i) {
-        if (slots_[i].used) continue;
-        auto &s = slots_[i];
-        s       = slot_state{};
-        s.used  = true;
-        s.req   = std::move(waiting_.front());
-        waiting_.pop_front();
-        s.arrival = ++arrivals_;
-        s.pending = s.req.prompt;
-        s.pending.insert(s.pending.end(), s.req.resume_tokens.begin(), s.req.resume_tokens.end());
-        s.text.emplace(s.req.stops);
-        // A resumed session: rebuild the text state from the tokens already delivered.
-        for (token_id t : s.req.resume_tokens) s.text->push(engine_.token_piece(t));
-        s.n_generated = static_cast<uint32_t>(s.req.resume_tokens.size());
-        engine_.seq_start(i, s.req.sampling, s.pending);
+// Class after aging: one step more urgent per aging_ms since the sequence was last served.
+priority_class scheduler::aged(const seq_state &s, clock::time_point now) const {
+    int c = static_cast<int>(s.req.cls);
+    if (opts_.aging_ms > 0) {
+        auto waited =
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - s.last_served_at).count();
+        c -= static_cast<int>(std::min<int64_t>(waited / opts_.aging_ms, k_classes));
     }
+    return static_cast<priority_class>(std::max(c, 0));
+}
+
+void scheduler::update_counts_locked() {
+    stats_.running_by_class = {};
+    stats_.waiting_by_class = {};
+    int64_t kv              = 0;
+    for (const auto &sl : slots_) {
+        if (!sl.used) continue;
+        stats_.running_by_class[static_cast<int>(sl.seq.req.cls)]++;
+        kv += sl.seq.n_past;
+    }
+    for (const auto &w : waiting_) stats_.waiting_by_class[static_cast<int>(w.req.cls)]++;
+    stats_.active =
+        stats_.running_by_class[0] + stats_.running_by_class[1] + stats_.running_by_class[2];
     stats_.waiting = static_cast<int32_t>(waiting_.size());
+    stats_.kv_used = kv;
+}
+
+// Puts a waiting sequence (new or parked) into a free slot.
+void scheduler::place(int i, seq_state &&s) {
+    auto &sl = slots_[i];
+    sl.used  = true;
+    sl.seq   = std::move(s);
+    auto &q  = sl.seq;
+    if (q.parked >= 0) {
+        bool ok  = engine_.seq_unpark(q.parked, i);
+        q.parked = -1;
+        if (!ok) {
+            SF_LOG_ERROR("scheduler", "session %s: cannot restore its parked state",
+                         q.req.session_id.c_str());
+            finish(i, finish_reason::ERROR, "the engine could not restore the preempted sequence");
+        }
+        return;
+    }
+    q.pending = q.req.prompt;
+    q.pending.insert(q.pending.end(), q.req.resume_tokens.begin(), q.req.resume_tokens.end());
+    q.text.emplace(q.req.stops);
+    // A resumed session: rebuild the text state from the tokens already delivered.
+    for (token_id t : q.req.resume_tokens) q.text->push(engine_.token_piece(t));
+    q.n_generated = static_cast<uint32_t>(q.req.resume_tokens.size());
+    engine_.seq_start(i, q.req.sampling, q.pending);
+    q.started = true;
+}
+
+// The running slot to park for a waiting session of class `c`: the least urgent one that is
+// strictly less urgent than `c` (latest arrival among equals), or -1.
+int scheduler::pick_victim(priority_class c) const {
+    int victim = -1;
+    for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
+        const auto &sl = slots_[i];
+        if (!sl.used || sl.seq.req.cls <= c) continue;
+        if (victim < 0 || sl.seq.req.cls > slots_[victim].seq.req.cls ||
+            (sl.seq.req.cls == slots_[victim].seq.req.cls &&
+             sl.seq.arrival > slots_[victim].seq.arrival)) {
+            victim = i;
+        }
+    }
+    return victim;
+}
+
+void scheduler::admit_locked(clock::time_point now) {
+    std::stable_sort(waiting_.begin(), waiting_.end(), [&](const seq_state &a, const seq_state &b) {
+        auto ca = aged(a, now), cb = aged(b, now);
+        return ca != cb ? ca < cb : a.arrival < b.arrival;
+    });
+    while (!waiting_.empty()) {
+        int free_slot = -1;
+        for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
+            if (!slots_[i].used) {
+                free_slot = i;
+                break;
+            }
+        }
+        if (free_slot < 0) {
+            int v = pick_victim(aged(waiting_.front(), now));
+            if (v < 0) break;
+            seq_state parked = std::move(slots_[v].seq);
+            parked.parked    = engine_.seq_park(v);
+            if (parked.parked < 0) {
+                slots_[v].seq = std::move(parked);  // cannot park it: leave it running
+                break;
+            }
+            SF_LOG_DEBUG("scheduler", "preempted session %s (class %d) for %s",
+                         parked.req.session_id.c_str(), static_cast<int>(parked.req.cls),
+                         waiting_.front().req.session_id.c_str());
+            stats_.preemptions++;
+            stats_.preemptions_by_class[static_cast<int>(parked.req.cls)]++;
+            parked.last_served_at = now;  // its wait for a slot starts now
+            slots_[v].used        = false;
+            slots_[v].seq         = seq_state{};
+            waiting_.push_back(std::move(parked));
+            free_slot = v;
+        }
+        seq_state next = std::move(waiting_.front());
+        waiting_.pop_front();
+        place(free_slot, std::move(next));
+    }
+    update_counts_locked();
+}
+
+void scheduler::finish_waiting(seq_state &s, finish_reason reason) {
+    session_event ev;
+    ev.type              = session_event::kind::FINISHED;
+    ev.reason            = reason;
+    ev.prompt_tokens     = static_cast<int32_t>(s.req.prompt.size());
+    ev.completion_tokens = static_cast<int32_t>(s.n_generated);
+    s.req.channel->push(std::move(ev));
+    if (s.parked >= 0) {
+        engine_.seq_drop_parked(s.parked);
+        s.parked = -1;
+    }
 }
 
 void scheduler::drop_cancelled() {
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
-        if (slots_[i].used && slots_[i].req.channel->cancelled())
+        if (slots_[i].used && slots_[i].seq.req.channel->cancelled())
             finish(i, finish_reason::CANCELLED);
     }
     std::lock_guard lk(mu_);
-    auto gone = [](const sequence_request &r) { return r.channel->cancelled(); };
-    waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), gone), waiting_.end());
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+        if (it->req.channel->cancelled()) {
+            finish_waiting(*it, finish_reason::CANCELLED);
+            it = waiting_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    update_counts_locked();
 }
 
 void scheduler::finish(int slot, finish_reason reason, std::string error) {
-    auto &s = slots_[slot];
+    auto &s = slots_[slot].seq;
     session_event ev;
     ev.type   = session_event::kind::FINISHED;
     ev.reason = reason;
     ev.error  = std::move(error);
-    if (reason != finish_reason::CANCELLED && reason != finish_reason::ERROR &&
+    if (reason != finish_reason::CANCELLED && reason != finish_reason::ERROR && s.text &&
         !s.text->stopped()) {
         ev.text = s.text->flush();  // nothing more can complete a stop string
     }
-    ev.stop_string       = s.text->stopped() ? s.text->matched_stop() : "";
+    ev.stop_string       = s.text && s.text->stopped() ? s.text->matched_stop() : "";
     ev.prompt_tokens     = static_cast<int32_t>(s.req.prompt.size());
     ev.completion_tokens = static_cast<int32_t>(s.n_generated);
     s.req.channel->push(std::move(ev));
     engine_.seq_end(slot);
-    s              = slot_state{};
-    int32_t active = 0;
-    for (const auto &x : slots_) active += x.used;  // slots_ belongs to this (the tick) thread
-    std::lock_guard lk(mu_);
-    stats_.active = active;
+    slots_[slot].used = false;
+    slots_[slot].seq  = seq_state{};
+    // Counts are refreshed once per loop iteration (run()); no lock taken here, so this may be
+    // called from admission, which holds mu_.
 }
 
 void scheduler::on_sampled(int slot, token_id t) {
-    auto &s = slots_[slot];
+    auto &s = slots_[slot].seq;
     if (engine_.is_eog(t) && !s.req.sampling.ignore_eos) {
         finish(slot, finish_reason::STOP);
         return;
@@ -129,14 +239,16 @@ void scheduler::on_sampled(int slot, token_id t) {
 
 // One tick: plan, decode, sample. Returns false when there was nothing to do.
 bool scheduler::tick() {
+    const auto now = clock::now();
     std::vector<plan_input> in;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
-        const auto &s = slots_[i];
-        if (!s.used) continue;
-        in.push_back({i, s.req.cls, static_cast<int32_t>(s.pending.size()), s.generating,
+        const auto &sl = slots_[i];
+        if (!sl.used) continue;
+        const auto &s = sl.seq;
+        in.push_back({i, aged(s, now), static_cast<int32_t>(s.pending.size()), s.generating,
                       s.last_served, s.arrival});
     }
-    auto plan = plan_tick(in, opts_);
+    auto plan = plan_tick(in, opts_.planner);
     if (plan.empty()) return false;
 
     ++tick_no_;
@@ -144,7 +256,7 @@ bool scheduler::tick() {
     items.reserve(plan.size());
     int32_t n_prompt = 0;
     for (const auto &e : plan) {
-        auto &s = slots_[e.slot];
+        auto &s = slots_[e.slot].seq;
         batch_item it;
         it.seq = e.slot;
         it.tokens.assign(s.pending.begin(), s.pending.begin() + e.n_tokens);
@@ -158,6 +270,7 @@ bool scheduler::tick() {
         std::lock_guard lk(mu_);
         stats_.ticks++;
         if (plan.size() > 1) stats_.batched_ticks++;
+        stats_.last_sequences_per_tick = static_cast<int32_t>(plan.size());
         stats_.max_sequences_per_tick =
             std::max(stats_.max_sequences_per_tick, static_cast<int32_t>(plan.size()));
         stats_.prompt_tokens += n_prompt;
@@ -169,11 +282,13 @@ bool scheduler::tick() {
             finish(e.slot, finish_reason::ERROR, "the engine failed to decode the batch");
         return true;
     }
+    const auto served_at = clock::now();
     for (size_t i = 0; i < plan.size(); ++i) {
-        auto &s = slots_[plan[i].slot];
+        auto &s = slots_[plan[i].slot].seq;
         s.n_past += plan[i].n_tokens;
         s.pending.erase(s.pending.begin(), s.pending.begin() + plan[i].n_tokens);
-        s.last_served = tick_no_;
+        s.last_served    = tick_no_;
+        s.last_served_at = served_at;
         if (items[i].want_logits)
             on_sampled(plan[i].slot, engine_.sample(plan[i].slot, static_cast<int>(i)));
     }
@@ -184,24 +299,26 @@ void scheduler::run() {
     for (;;) {
         {
             std::unique_lock lk(mu_);
-            bool busy = std::any_of(slots_.begin(), slots_.end(),
-                                    [](const slot_state &s) { return s.used; });
+            bool busy =
+                std::any_of(slots_.begin(), slots_.end(), [](const slot &s) { return s.used; });
             if (!busy) cv_.wait(lk, [&] { return stopping_ || !waiting_.empty(); });
             if (stopping_) break;
         }
         drop_cancelled();
         {
             std::lock_guard lk(mu_);
-            admit_locked();
-            int32_t active = 0;
-            for (const auto &s : slots_) active += s.used;
-            stats_.active = active;
+            admit_locked(clock::now());
         }
         tick();
+        std::lock_guard lk(mu_);
+        update_counts_locked();
     }
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
         if (slots_[i].used) finish(i, finish_reason::CANCELLED);
     }
+    std::lock_guard lk(mu_);
+    for (auto &w : waiting_) finish_waiting(w, finish_reason::CANCELLED);
+    waiting_.clear();
 }
 
 }  // namespace sf

@@ -2,8 +2,18 @@
 // a session that arrives while others generate joins the next tick), plans each tick with
 // plan_tick, runs one engine decode per tick, samples, and streams events to each session's
 // channel. One thread runs `run()`; `submit`, `stats` and `stop` may be called from any thread.
+//
+// Priority (issue #4):
+// * Admission: waiting sessions enter free slots by (aged) class, FIFO within a class.
+// * Preemption: when no slot is free and a waiting session's class is strictly more urgent
+//   than a running one's, the least urgent running sequence is parked (KV state and sampler
+//   saved to host memory, cells freed) and resumed later exactly where it stopped.
+// * Aging: a sequence (waiting or running) that has not been served for `aging_ms` counts as
+//   one class more urgent, two classes after 2 × aging_ms. So a batch sequence is planned
+//   like an interactive one after at most 2 × aging_ms without service: it is never starved.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -20,59 +30,90 @@
 
 namespace sf {
 
+/** Number of priority classes (interactive, normal, batch). */
+inline constexpr int k_classes = 3;
+
 /** Counters, read without stopping the loop. */
 struct scheduler_stats {
-    uint64_t ticks                 = 0;  // decode calls
-    uint64_t batched_ticks         = 0;  // decodes that carried more than one sequence
-    int32_t max_sequences_per_tick = 0;
-    int32_t active                 = 0;  // sequences holding a slot
-    int32_t waiting                = 0;  // sessions waiting for a slot
-    uint64_t prompt_tokens         = 0;  // prompt tokens decoded
-    uint64_t generated_tokens      = 0;  // tokens sampled
+    uint64_t ticks                  = 0;  // decode calls
+    uint64_t batched_ticks          = 0;  // decodes that carried more than one sequence
+    int32_t max_sequences_per_tick  = 0;
+    int32_t last_sequences_per_tick = 0;
+    int32_t active                  = 0;  // sequences holding a slot
+    int32_t waiting                 = 0;  // sessions waiting for a slot (new or parked)
+    uint64_t prompt_tokens          = 0;  // prompt tokens decoded
+    uint64_t generated_tokens       = 0;  // tokens sampled
+    uint64_t preemptions            = 0;  // sequences parked to make room
+    int64_t kv_used                 = 0;  // KV cells held by running sequences
+    std::array<int32_t, k_classes> running_by_class{};
+    std::array<int32_t, k_classes> waiting_by_class{};
+    std::array<uint64_t, k_classes> preemptions_by_class{};  // by the parked sequence's class
+};
+
+struct scheduler_options {
+    planner_options planner;
+    int64_t aging_ms    = 10000;  // one class more urgent per aging_ms without service
+    int32_t max_waiting = 1024;   // per class; beyond it submit() refuses (overload)
 };
 
 class scheduler {
   public:
     /** `engine` must outlive the scheduler. */
-    scheduler(engine_i &engine, planner_options opts);
+    scheduler(engine_i &engine, scheduler_options opts);
     ~scheduler();
 
-    /** Queues a session; its events arrive on req.channel. Never blocks on the tick. */
-    void submit(sequence_request req);
+    /**
+     * Queues a session; its events arrive on req.channel. Never blocks on the tick.
+     * Returns false (nothing queued) when its class already has max_waiting sessions waiting.
+     */
+    bool submit(sequence_request req);
     /** Runs the loop on the calling thread until stop(). */
     void run();
     /** Starts run() on an owned thread. */
     void start();
-    /** Ends the loop; running sessions get a CANCELLED finish. */
+    /** Ends the loop; running and waiting sessions get a CANCELLED finish. */
     void stop();
     scheduler_stats stats() const;
 
   private:
-    struct slot_state {
-        bool used = false;
+    using clock = std::chrono::steady_clock;
+
+    struct seq_state {
         sequence_request req;
         std::vector<token_id> pending;  // tokens to decode next
         int32_t n_past       = 0;       // tokens in this sequence's KV cache
         bool generating      = false;
+        bool started         = false;  // seq_start done (false: a new request)
+        int64_t parked       = -1;     // engine handle while parked
         uint32_t n_generated = 0;
-        uint64_t last_served = 0;
-        uint64_t arrival     = 0;
+        uint64_t last_served = 0;  // tick number
+        clock::time_point last_served_at;
+        uint64_t arrival = 0;
         std::optional<text_stream> text;
     };
+    struct slot {
+        bool used = false;
+        seq_state seq;
+    };
 
-    void admit_locked();
+    priority_class aged(const seq_state &s, clock::time_point now) const;
+    void admit_locked(clock::time_point now);
+    void place(int slot_index, seq_state &&s);
+    int pick_victim(priority_class waiting_cls) const;
     void drop_cancelled();
     bool tick();
     void finish(int slot, finish_reason reason, std::string error = {});
+    void finish_waiting(seq_state &s, finish_reason reason);
     void on_sampled(int slot, token_id t);
+    void update_counts_locked();
 
     engine_i &engine_;
-    planner_options opts_;
-    std::vector<slot_state> slots_;
+    scheduler_options opts_;
+    std::vector<slot> slots_;
 
     mutable std::mutex mu_;
     std::condition_variable cv_;
-    std::deque<sequence_request> waiting_;  // ordered by class on admission
+    std::deque<seq_state> waiting_;  // new requests and parked sequences
     bool stopping_     = false;
     uint64_t arrivals_ = 0;
     uint64_t tick_no_  = 0;

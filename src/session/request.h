@@ -2,6 +2,7 @@
 // produces and the session layer consumes. No JSON here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,8 @@ struct generate_request {
     sampling_params sampling;
     bool has_seed      = false;  // else the session layer assigns one
     priority_class cls = priority_class::NORMAL;
-    std::string model;  // as the client named it (echoed back)
+    std::optional<priority_class> cls_from_body;  // set when the body decided (api/priority.h)
+    std::string model;                            // as the client named it (echoed back)
 };
 
 }  // namespace sf

@@ -37,6 +37,11 @@ bool session::read(size_t cursor, std::vector<session_event> &out,
     return any;
 }
 
+size_t session::token_count() const {
+    std::lock_guard lk(mu_);
+    return tokens_.size();
+}
+
 bool session::finished() const {
     std::lock_guard lk(mu_);
     return finished_.has_value();

@@ -23,6 +23,16 @@ class session {
           prompt_tokens_(prompt_tokens),
           cached_tokens_(cached_tokens) {}
 
+    /** Class and start time, for /api/ps and the latency metrics. */
+    void set_origin(priority_class cls, std::chrono::steady_clock::time_point started) {
+        cls_     = cls;
+        started_ = started;
+    }
+    priority_class cls() const { return cls_; }
+    std::chrono::steady_clock::time_point started() const { return started_; }
+    /** Token events received so far. */
+    size_t token_count() const;
+
     const std::string &id() const { return id_; }
     const std::string &model() const { return model_; }
     int32_t prompt_tokens() const { return prompt_tokens_; }
@@ -52,6 +62,8 @@ class session {
     int32_t prompt_tokens_;
     int32_t cached_tokens_;
 
+    priority_class cls_                            = priority_class::NORMAL;
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::vector<session_event> tokens_;

@@ -129,6 +129,7 @@ static start_error from_rejected(const pb::Rejected &r) {
     start_error e;
     e.type    = r.code() == "context_length_exceeded" ? start_error::kind::CONTEXT_LENGTH
                 : r.code() == "invalid_request"       ? start_error::kind::INVALID_REQUEST
+                : r.code() == "overloaded"            ? start_error::kind::OVERLOADED
                                                       : start_error::kind::INTERNAL;
     e.message = r.message();
     e.param   = r.param();
@@ -142,6 +143,7 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
         return nullptr;
     }
     const std::string id = new_session_id();
+    const auto t0        = std::chrono::steady_clock::now();
     auto ctx             = std::make_shared<grpc::ClientContext>();
     // Give a worker that is (re)starting a few seconds to accept the connection; never wait
     // unbounded (a request must not hang on a dead worker).
@@ -171,16 +173,33 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
         std::lock_guard lk(live_mu_);
         live_[id] = s;
     }
-    std::thread([this, s, ctx, reader] { pump(s, ctx, reader); }).detach();
+    s->set_origin(req.cls, t0);
+    std::thread([this, s, cls = req.cls, t0, ctx, reader] {
+        pump(s, cls, t0, ctx, reader);
+    }).detach();
     return s;
 }
 
-void session_manager::pump(std::shared_ptr<session> s, std::shared_ptr<grpc::ClientContext> ctx,
+void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
+                           std::chrono::steady_clock::time_point t0,
+                           std::shared_ptr<grpc::ClientContext> ctx,
                            std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader) {
     pb::GenerateEvent ev;
     bool finished = false;
+    std::chrono::steady_clock::time_point last_token_at{};
     while (reader->Read(&ev)) {
         if (ev.has_token()) {
+            // Latency as the head sees it: TTFT from the request reaching us, then gaps.
+            const auto now     = std::chrono::steady_clock::now();
+            const double since = std::chrono::duration<double>(now - t0).count();
+            if (ev.token().index() == 0 ||
+                last_token_at == std::chrono::steady_clock::time_point{}) {
+                latency_.observe_ttft(cls, since);
+            } else {
+                latency_.observe_itl(cls,
+                                     std::chrono::duration<double>(now - last_token_at).count());
+            }
+            last_token_at = now;
             s->add_token(protocol::from_proto(ev.token()));
         } else if (ev.has_finished()) {
             s->finish(protocol::from_proto(ev.finished()));
@@ -223,6 +242,19 @@ bool session_manager::count_tokens(const generate_request &req, int32_t &n, star
     }
     n = reply.prompt_tokens();
     return true;
+}
+
+std::vector<session_manager::session_info> session_manager::running_sessions() {
+    std::vector<session_info> out;
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lk(live_mu_);
+    for (auto &[id, weak] : live_) {
+        auto s = weak.lock();
+        if (!s || s->finished()) continue;
+        out.push_back({id, s->cls(), s->prompt_tokens(), s->token_count(),
+                       std::chrono::duration<double>(now - s->started()).count()});
+    }
+    return out;
 }
 
 worker_health session_manager::health() {

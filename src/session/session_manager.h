@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "session/latency_metrics.h"
 #include "session/request.h"
 #include "session/session.h"
 #include "session/worker_process.h"
@@ -23,6 +24,7 @@ struct start_error {
         INVALID_REQUEST,
         CONTEXT_LENGTH,
         UNAVAILABLE,
+        OVERLOADED,  // the class queue is full: retry later (OpenAI 429 + Retry-After)
         INTERNAL
     } type = kind::INTERNAL;
     std::string message;
@@ -64,13 +66,26 @@ class session_manager {
     /** Asks the worker for its state (deadline ~1 s). */
     worker_health health();
     worker_process &worker() { return *worker_; }
+    const latency_metrics &latency() const { return latency_; }
+
+    /** A running session as `/api/ps` shows it. */
+    struct session_info {
+        std::string id;
+        priority_class cls;
+        int32_t prompt_tokens;
+        size_t generated;
+        double age_s;
+    };
+    std::vector<session_info> running_sessions();
 
   private:
     superfluid::worker::v1::GenerateRequest to_proto(const generate_request &req,
                                                      const std::string &id) const;
-    void pump(std::shared_ptr<session> s, std::shared_ptr<grpc::ClientContext> ctx,
+    void pump(std::shared_ptr<session> s, priority_class cls,
+              std::chrono::steady_clock::time_point t0, std::shared_ptr<grpc::ClientContext> ctx,
               std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader);
     std::string new_session_id();
+    latency_metrics latency_;
 
     std::unique_ptr<worker_process> worker_;
     std::string socket_path_;

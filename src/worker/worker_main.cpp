@@ -56,10 +56,12 @@ int run_worker(const worker_options &opts) {
         server->Shutdown();
         return 1;
     }
-    planner_options po;
-    po.budget        = opts.engine.batch_size;
-    po.prefill_chunk = opts.prefill_chunk;
-    scheduler sched(*engine, po);
+    scheduler_options so;
+    so.planner.budget        = opts.engine.batch_size;
+    so.planner.prefill_chunk = opts.prefill_chunk;
+    so.aging_ms              = opts.aging_ms;
+    so.max_waiting           = opts.max_waiting;
+    scheduler sched(*engine, so);
     sched.start();
     service.set_ready(engine.get(), &sched, engine->model_name());
     SF_LOG_INFO("worker", "ready");

@@ -9,8 +9,10 @@ namespace sf {
 
 struct worker_options {
     llama_engine_options engine;
-    std::string socket_path;      // unix socket the gRPC server listens on
-    int32_t prefill_chunk = 512;  // most prompt tokens one sequence gets per tick
+    std::string socket_path;        // unix socket the gRPC server listens on
+    int32_t prefill_chunk = 512;    // most prompt tokens one sequence gets per tick
+    int64_t aging_ms      = 10000;  // a sequence unserved this long counts one class more urgent
+    int32_t max_waiting   = 1024;   // waiting sessions per class before overload errors
 };
 
 /**

@@ -62,13 +62,8 @@ grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::Genera
         writer->Write(first);
         return grpc::Status::OK;
     }
-    auto *acc = first.mutable_accepted();
-    acc->set_prompt_tokens(static_cast<int32_t>(prompt.tokens.size()));
-    acc->set_cached_tokens(0);
-    acc->set_n_ctx(engine_->n_ctx_seq());
-    if (!writer->Write(first)) return grpc::Status::CANCELLED;
-
-    auto channel = std::make_shared<event_channel>();
+    const auto n_prompt = static_cast<int32_t>(prompt.tokens.size());
+    auto channel        = std::make_shared<event_channel>();
     sequence_request sr;
     sr.session_id = req->session_id();
     sr.cls        = protocol::from_proto(req->priority());
@@ -82,7 +77,28 @@ grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::Genera
         std::lock_guard lk(mu_);
         live_[sr.session_id] = channel;
     }
-    sched_->submit(std::move(sr));
+    // Admission control: a full class queue is an overload, answered before any token.
+    if (!sched_->submit(std::move(sr))) {
+        {
+            std::lock_guard lk(mu_);
+            live_.erase(req->session_id());
+        }
+        auto *rej = first.mutable_rejected();
+        rej->set_code("overloaded");
+        rej->set_message("too many requests are waiting in this priority class; retry shortly");
+        writer->Write(first);
+        return grpc::Status::OK;
+    }
+    auto *acc = first.mutable_accepted();
+    acc->set_prompt_tokens(n_prompt);
+    acc->set_cached_tokens(0);
+    acc->set_n_ctx(engine_->n_ctx_seq());
+    if (!writer->Write(first)) {
+        channel->cancel();
+        std::lock_guard lk(mu_);
+        live_.erase(req->session_id());
+        return grpc::Status::CANCELLED;
+    }
 
     for (;;) {
         session_event ev;
@@ -133,6 +149,18 @@ grpc::Status worker_service::Health(grpc::ServerContext *, const pb::HealthReque
     reply->set_max_sequences_per_tick(st.max_sequences_per_tick);
     reply->set_prompt_tokens_total(st.prompt_tokens);
     reply->set_generated_tokens_total(st.generated_tokens);
+    reply->set_preemptions(st.preemptions);
+    reply->set_kv_used_cells(st.kv_used);
+    reply->set_kv_total_cells(static_cast<int64_t>(engine_->n_ctx_seq()) * engine_->n_seq_max());
+    reply->set_parked_bytes(engine_->parked_bytes());
+    reply->set_last_sequences_per_tick(st.last_sequences_per_tick);
+    for (int c = 0; c < k_classes; ++c) {
+        auto *cs = reply->add_classes();
+        cs->set_name(c == 0 ? "interactive" : c == 1 ? "normal" : "batch");
+        cs->set_running(st.running_by_class[c]);
+        cs->set_waiting(st.waiting_by_class[c]);
+        cs->set_preemptions(st.preemptions_by_class[c]);
+    }
     return grpc::Status::OK;
 }
 

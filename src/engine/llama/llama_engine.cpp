@@ -5,8 +5,10 @@
 #include <llama.h>
 #include <sampling.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -40,6 +42,14 @@ struct llama_engine::impl {
     llama_batch batch{};
     std::vector<common_sampler *> samplers;  // by seq id
     std::vector<int32_t> item_logits_index;  // batch index of each item's last token, last decode
+
+    struct parked_seq {
+        std::vector<uint8_t> state;  // llama_state_seq_get_data of the sequence
+        common_sampler *sampler = nullptr;
+    };
+    std::map<int64_t, parked_seq> parked;  // tick thread only
+    int64_t next_handle = 1;
+    std::atomic<size_t> parked_bytes{0};
 };
 
 llama_engine::llama_engine(const llama_engine_options &opts)
@@ -94,6 +104,9 @@ llama_engine::llama_engine(const llama_engine_options &opts)
 llama_engine::~llama_engine() {
     for (auto *s : impl_->samplers) {
         if (s) common_sampler_free(s);
+    }
+    for (auto &[h, p] : impl_->parked) {
+        if (p.sampler) common_sampler_free(p.sampler);
     }
     llama_batch_free(impl_->batch);
     impl_->templates.reset();
@@ -197,6 +210,48 @@ void llama_engine::seq_end(int seq) {
         common_sampler_free(slot);
         slot = nullptr;
     }
+}
+
+int64_t llama_engine::seq_park(int seq) {
+    llama_context *ctx = impl_->ctx;
+    impl::parked_seq p;
+    p.state.resize(llama_state_seq_get_size(ctx, seq));
+    if (p.state.empty() ||
+        llama_state_seq_get_data(ctx, p.state.data(), p.state.size(), seq) != p.state.size()) {
+        return -1;
+    }
+    llama_memory_seq_rm(llama_get_memory(ctx), seq, -1, -1);
+    p.sampler               = impl_->samplers.at(seq);
+    impl_->samplers.at(seq) = nullptr;
+    const int64_t h         = impl_->next_handle++;
+    impl_->parked_bytes += p.state.size();
+    impl_->parked.emplace(h, std::move(p));
+    return h;
+}
+
+bool llama_engine::seq_unpark(int64_t handle, int seq) {
+    auto it = impl_->parked.find(handle);
+    if (it == impl_->parked.end()) return false;
+    impl::parked_seq p = std::move(it->second);
+    impl_->parked.erase(it);
+    impl_->parked_bytes -= p.state.size();
+    auto *&slot = impl_->samplers.at(seq);
+    if (slot) common_sampler_free(slot);
+    slot = p.sampler;
+    return llama_state_seq_set_data(impl_->ctx, p.state.data(), p.state.size(), seq) ==
+           p.state.size();
+}
+
+void llama_engine::seq_drop_parked(int64_t handle) {
+    auto it = impl_->parked.find(handle);
+    if (it == impl_->parked.end()) return;
+    if (it->second.sampler) common_sampler_free(it->second.sampler);
+    impl_->parked_bytes -= it->second.state.size();
+    impl_->parked.erase(it);
+}
+
+size_t llama_engine::parked_bytes() const {
+    return impl_->parked_bytes.load();
 }
 
 }  // namespace sf

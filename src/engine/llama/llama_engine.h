@@ -40,6 +40,10 @@ class llama_engine final : public engine_i {
     int decode(const std::vector<batch_item> &items) override;
     token_id sample(int seq, int item) override;
     void seq_end(int seq) override;
+    int64_t seq_park(int seq) override;
+    bool seq_unpark(int64_t handle, int seq) override;
+    void seq_drop_parked(int64_t handle) override;
+    size_t parked_bytes() const override;
 
     /** The model's name from its metadata (general.name), or the file name. */
     const std::string &model_name() const { return model_name_; }

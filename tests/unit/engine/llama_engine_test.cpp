@@ -109,3 +109,55 @@ TEST_F(LlamaEngineTest, DecodesTwoSequencesInOneBatchAndGreedyIsDeterministic) {
 }
 
 }  // namespace
+
+namespace {
+
+// Greedy-decodes `n` tokens on `seq` starting at `pos` from `last`; returns them.
+std::vector<sf::token_id> greedy_steps(sf::llama_engine &e, int seq, sf::token_id last, int pos,
+                                       int n) {
+    std::vector<sf::token_id> out;
+    for (int i = 0; i < n; ++i) {
+        std::vector<sf::batch_item> step = {{seq, {last}, pos + i, true}};
+        EXPECT_EQ(e.decode(step), 0);
+        last = e.sample(seq, 0);
+        out.push_back(last);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_F(LlamaEngineTest, ParkedSequenceResumesExactlyInAnotherSlot) {
+    sf::sampling_params greedy;
+    greedy.temperature = 0;
+    auto prompt        = engine_->tokenize("Preemption must not change the answer", false);
+    const int n        = static_cast<int>(prompt.size());
+
+    // Reference: 12 greedy tokens without interruption.
+    engine_->seq_start(0, greedy, prompt);
+    std::vector<sf::batch_item> pre = {{0, prompt, 0, true}};
+    ASSERT_EQ(engine_->decode(pre), 0);
+    sf::token_id first = engine_->sample(0, 0);
+    auto reference     = greedy_steps(*engine_, 0, first, n, 12);
+    engine_->seq_end(0);
+
+    // Same, parked after 4 tokens and resumed in slot 1 while slot 0 is reused.
+    engine_->seq_start(0, greedy, prompt);
+    ASSERT_EQ(engine_->decode(pre), 0);
+    ASSERT_EQ(engine_->sample(0, 0), first);
+    auto head = greedy_steps(*engine_, 0, first, n, 4);
+    int64_t h = engine_->seq_park(0);
+    ASSERT_GE(h, 0);
+    EXPECT_GT(engine_->parked_bytes(), 0u);
+    engine_->seq_start(0, greedy, prompt);  // someone else uses the freed slot
+    ASSERT_EQ(engine_->decode(pre), 0);
+    engine_->sample(0, 0);
+    ASSERT_TRUE(engine_->seq_unpark(h, 1));
+    EXPECT_EQ(engine_->parked_bytes(), 0u);
+    auto tail = greedy_steps(*engine_, 1, head.back(), n + 4, 8);
+    engine_->seq_end(0);
+    engine_->seq_end(1);
+
+    head.insert(head.end(), tail.begin(), tail.end());
+    EXPECT_EQ(head, reference);
+}

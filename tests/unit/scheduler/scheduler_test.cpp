@@ -11,11 +11,19 @@ using sf::session_event;
 
 namespace {
 
+sf::scheduler_options opts(int budget, int chunk) {
+    sf::scheduler_options o;
+    o.planner = {budget, chunk};
+    return o;
+}
+
 std::shared_ptr<sf::event_channel> submit(sf::scheduler &s, const std::string &id, int prompt_len,
-                                          int max_tokens, std::vector<std::string> stops = {}) {
+                                          int max_tokens, std::vector<std::string> stops = {},
+                                          sf::priority_class cls = sf::priority_class::NORMAL) {
     auto ch = std::make_shared<sf::event_channel>();
     sf::sequence_request r;
     r.session_id = id;
+    r.cls        = cls;
     r.prompt.assign(prompt_len, 10);
     r.sampling.max_tokens = max_tokens;
     r.stops               = std::move(stops);
@@ -38,7 +46,7 @@ std::vector<session_event> drain(sf::event_channel &ch) {
 
 TEST(Scheduler, GeneratesUntilMaxTokensWithContiguousIndices) {
     sf::test::fake_engine eng;
-    sf::scheduler s(eng, {64, 64});
+    sf::scheduler s(eng, opts(64, 64));
     auto ch = submit(s, "a", 100, 5);
     s.start();
     auto evs = drain(*ch);
@@ -59,7 +67,7 @@ TEST(Scheduler, GeneratesUntilMaxTokensWithContiguousIndices) {
 
 TEST(Scheduler, SessionsArrivingTogetherShareTicks) {
     sf::test::fake_engine eng;
-    sf::scheduler s(eng, {64, 64});
+    sf::scheduler s(eng, opts(64, 64));
     std::vector<std::shared_ptr<sf::event_channel>> chans;
     for (int i = 0; i < 3; ++i) chans.push_back(submit(s, "s" + std::to_string(i), 4, 6));
     s.start();
@@ -74,7 +82,7 @@ TEST(Scheduler, SessionsArrivingTogetherShareTicks) {
 TEST(Scheduler, StopStringEndsTheSessionAndIsNotReleased) {
     sf::test::fake_engine eng;
     eng.pieces = {{11, "he"}, {12, "llo EN"}, {13, "D rest"}};
-    sf::scheduler s(eng, {64, 64});
+    sf::scheduler s(eng, opts(64, 64));
     auto ch = submit(s, "a", 3, 50, {"END"});
     s.start();
     auto evs = drain(*ch);
@@ -89,7 +97,7 @@ TEST(Scheduler, StopStringEndsTheSessionAndIsNotReleased) {
 TEST(Scheduler, CancelledSessionFreesItsSlotForTheNextOne) {
     sf::test::fake_engine eng;
     eng.seqs = 1;
-    sf::scheduler s(eng, {64, 64});
+    sf::scheduler s(eng, opts(64, 64));
     auto first  = submit(s, "long", 4, 1000000);
     auto second = submit(s, "next", 4, 3);
     s.start();
@@ -105,7 +113,7 @@ TEST(Scheduler, CancelledSessionFreesItsSlotForTheNextOne) {
 
 TEST(Scheduler, ResumedSessionContinuesAtItsIndex) {
     sf::test::fake_engine eng;
-    sf::scheduler s(eng, {64, 64});
+    sf::scheduler s(eng, opts(64, 64));
     auto ch = std::make_shared<sf::event_channel>();
     sf::sequence_request r;
     r.session_id = "r";
@@ -122,4 +130,133 @@ TEST(Scheduler, ResumedSessionContinuesAtItsIndex) {
     EXPECT_EQ(evs[0].token, 13);  // follows the last resumed token
     EXPECT_EQ(evs[1].index, 3u);
     EXPECT_EQ(evs[2].completion_tokens, 4);
+}
+
+namespace {
+
+std::vector<session_event> tokens_of(const std::vector<session_event> &evs) {
+    std::vector<session_event> t;
+    for (const auto &e : evs) {
+        if (e.type == session_event::kind::TOKEN) t.push_back(e);
+    }
+    return t;
+}
+
+}  // namespace
+
+TEST(Scheduler, InteractiveSessionPreemptsABatchSequenceWhichResumesExactly) {
+    sf::test::fake_engine eng;
+    eng.seqs            = 2;
+    eng.decode_sleep_us = 1000;
+    sf::scheduler s(eng, opts(64, 64));
+    auto b1 = submit(s, "batch-1", 8, 200, {}, sf::priority_class::BATCH);
+    auto b2 = submit(s, "batch-2", 8, 200, {}, sf::priority_class::BATCH);
+    s.start();
+    session_event first;
+    ASSERT_TRUE(b1->pop(first, 5s));
+    ASSERT_TRUE(b2->pop(first, 5s));  // both slots are generating
+    auto chat     = submit(s, "chat", 4, 5, {}, sf::priority_class::INTERACTIVE);
+    auto chat_evs = drain(*chat);
+    ASSERT_EQ(chat_evs.back().reason, sf::finish_reason::LENGTH);
+    auto r1 = drain(*b1), r2 = drain(*b2);
+    s.stop();
+    EXPECT_EQ(s.stats().preemptions, 1u);
+    EXPECT_EQ(s.stats().preemptions_by_class[2], 1u);
+    ASSERT_EQ(eng.parked_seqs.size(), 1u);
+    ASSERT_EQ(eng.unparked.size(), 1u);
+    // Both batch sessions (one of them parked and resumed) produce exactly the unpreempted
+    // sequence: token i = 11 + i (the fake continues from the last token), indices contiguous.
+    for (auto *r : {&r1, &r2}) {
+        ASSERT_EQ(r->back().reason, sf::finish_reason::LENGTH);
+        auto t = tokens_of(*r);
+        ASSERT_EQ(t.size(), 199u);  // the first token was popped above
+        for (size_t i = 0; i < t.size(); ++i) {
+            EXPECT_EQ(t[i].index, i + 1);
+            EXPECT_EQ(t[i].token, static_cast<int>(12 + i));
+        }
+    }
+}
+
+TEST(Scheduler, EqualOrMoreUrgentWaitersNeverPreempt) {
+    sf::test::fake_engine eng;
+    eng.seqs            = 1;
+    eng.decode_sleep_us = 500;
+    sf::scheduler s(eng, opts(64, 64));
+    auto a = submit(s, "a", 4, 50, {}, sf::priority_class::NORMAL);
+    s.start();
+    session_event ev;
+    ASSERT_TRUE(a->pop(ev, 5s));
+    auto b = submit(s, "b", 4, 5, {}, sf::priority_class::BATCH);
+    auto c = submit(s, "c", 4, 5, {}, sf::priority_class::NORMAL);
+    drain(*a);
+    drain(*b);
+    drain(*c);
+    s.stop();
+    EXPECT_EQ(s.stats().preemptions, 0u);
+}
+
+// Aging: an interactive session with a long prompt takes every tick's budget; a batch session
+// waiting beside it is planned as interactive after 2 x aging_ms and gets served before the
+// long prefill ends. Without aging it waits for the whole prefill.
+static size_t first_tick_with(const sf::test::fake_engine &eng, int seq) {
+    for (size_t i = 0; i < eng.calls.size(); ++i) {
+        for (const auto &it : eng.calls[i]) {
+            if (it.seq == seq) return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
+static size_t last_prefill_tick(const sf::test::fake_engine &eng, int seq) {
+    size_t last = 0;
+    for (size_t i = 0; i < eng.calls.size(); ++i) {
+        for (const auto &it : eng.calls[i]) {
+            if (it.seq == seq && it.tokens.size() > 1) last = i;
+        }
+    }
+    return last;
+}
+
+TEST(Scheduler, AgingServesAStarvedBatchSessionBeforeALongInteractivePrefillEnds) {
+    for (int64_t aging : {int64_t{20}, int64_t{0}}) {
+        sf::test::fake_engine eng;
+        eng.seqs            = 2;
+        eng.decode_sleep_us = 1000;
+        auto o              = opts(8, 8);
+        o.aging_ms          = aging;
+        sf::scheduler s(eng, o);
+        auto chat  = submit(s, "chat", 1600, 1, {},
+                            sf::priority_class::INTERACTIVE);  // 200 ticks of prefill
+        auto batch = submit(s, "batch", 8, 1, {}, sf::priority_class::BATCH);
+        s.start();
+        drain(*chat);
+        drain(*batch);
+        s.stop();
+        // Slot 0 holds the interactive session (admitted first), slot 1 the batch one.
+        size_t batch_first = first_tick_with(eng, 1), chat_prefill_end = last_prefill_tick(eng, 0);
+        if (aging > 0) {
+            EXPECT_LT(batch_first, chat_prefill_end) << "aging must let the batch session in";
+        } else {
+            EXPECT_GT(batch_first, chat_prefill_end) << "without aging the batch session waits";
+        }
+    }
+}
+
+TEST(Scheduler, SubmitRefusesBeyondTheClassQueueLimit) {
+    sf::test::fake_engine eng;
+    auto o        = opts(64, 64);
+    o.max_waiting = 2;
+    sf::scheduler s(eng, o);  // not started: everything stays waiting
+    auto mk = [](sf::priority_class c) {
+        sf::sequence_request r;
+        r.cls     = c;
+        r.prompt  = {1};
+        r.channel = std::make_shared<sf::event_channel>();
+        return r;
+    };
+    EXPECT_TRUE(s.submit(mk(sf::priority_class::BATCH)));
+    EXPECT_TRUE(s.submit(mk(sf::priority_class::BATCH)));
+    EXPECT_FALSE(s.submit(mk(sf::priority_class::BATCH)));
+    EXPECT_TRUE(s.submit(mk(sf::priority_class::INTERACTIVE)));  // the limit is per class
+    EXPECT_EQ(s.stats().waiting_by_class[2], 2);
 }

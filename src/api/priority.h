@@ -1,0 +1,63 @@
+// Where a request's priority class comes from (issue #4), first match wins:
+//   1. body `priority`: a class name ("interactive" | "normal" | "batch"), or an integer in
+//      vLLM's convention: lower is more urgent (< 0 interactive, 0 normal, > 0 batch).
+//      SGLang and TensorRT-LLM use the opposite sign; we follow vLLM.
+//   2. body `service_tier` (OpenAI): "priority" → interactive, "flex" → batch; other values
+//      ("auto", "default", …) decide nothing.
+//   3. header `X-Superfluid-Priority: <class name>`.
+//   4. the API key (Authorization: Bearer K, or x-api-key: K; keys are not validated): a key
+//      that is a class name, or starts with "sk-<class>-", selects that class — for agents
+//      that can set only a key.
+//   5. rules from the config file (substring match on the key or the User-Agent).
+//   6. the server's --default-priority (default: normal).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/api_error.h"
+#include "scheduler/types.h"
+
+namespace sf {
+
+/** One config rule: when every non-empty matcher is a substring of the request's value. */
+struct priority_rule {
+    std::string key_contains;
+    std::string user_agent_contains;
+    priority_class cls = priority_class::NORMAL;
+};
+
+struct priority_config {
+    priority_class default_class = priority_class::NORMAL;
+    std::vector<priority_rule> rules;
+};
+
+/** The request headers that can decide a class (values as sent, "" when absent). */
+struct priority_headers {
+    std::string x_priority;     // X-Superfluid-Priority
+    std::string authorization;  // Authorization
+    std::string x_api_key;      // x-api-key
+    std::string user_agent;     // User-Agent
+};
+
+/** "interactive" | "normal" | "batch" → class; nullopt otherwise. */
+std::optional<priority_class> parse_class_name(const std::string &name);
+/** The class's name. */
+const char *class_name(priority_class c);
+
+/**
+ * Steps 3–6 for a request whose body did not decide (`from_body` empty). Returns false with a
+ * 400 in `err` when the header names no class.
+ */
+bool resolve_priority(const std::optional<priority_class> &from_body, const priority_headers &h,
+                      const priority_config &cfg, priority_class &out, api_error &err);
+
+/**
+ * Reads `priority_rules` from a JSON config file:
+ * {"default_priority": "normal", "priority_rules": [{"key": "…", "user_agent": "…", "class":
+ * "batch"}]}. Returns "" on success, else the error.
+ */
+std::string load_priority_config(const std::string &path, priority_config &cfg);
+
+}  // namespace sf

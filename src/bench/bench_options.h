@@ -1,0 +1,56 @@
+// `superfluid bench`: the options of one benchmark invocation (scenario sizes included).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sf::bench {
+
+/** Everything one `superfluid bench SCENARIO` run needs; defaults are the full sizes. */
+struct bench_options {
+    std::string scenario;              // priority|recovery|prefix|throughput|agentic|burst
+    std::string model;                 // GGUF path: the bench starts the servers itself
+    std::vector<std::string> against;  // peers to start too: "llama-server"
+    std::string url;                   // measure an already running server instead
+    int runs = 1;                      // repetitions; every figure is reported as median/min/max
+    std::string out;                   // output directory (results.json, report.md, *.svg)
+    std::string superfluid_bin;        // default: this executable
+#ifdef SF_LLAMA_SERVER_PATH
+    std::string llama_server_bin = SF_LLAMA_SERVER_PATH;  // the pinned tree's llama-server
+#else
+    std::string llama_server_bin = "llama-server";
+#endif
+    std::string command_line;         // the exact command, for the record
+    int ctx_size             = 8192;  // per sequence, both servers
+    int parallel             = 8;     // sequences / slots, both servers
+    int threads              = 0;     // inference threads (0 = engine default)
+    double request_timeout_s = 900;   // one HTTP request's read timeout
+    bool progress            = true;  // live progress on stderr
+
+    // priority
+    int agents           = 8;
+    int doc_tokens       = 7500;
+    int agent_max_tokens = 256;
+    double chat_at_s     = 2.0;
+    int chat_max_tokens  = 32;
+    // recovery
+    int kill_after_tokens = 64;
+    int stream_tokens     = 256;
+    // prefix
+    int prefix_requests    = 32;
+    int prefix_tokens      = 4000;
+    int prefix_concurrency = 8;
+    // throughput
+    std::vector<int> concurrency = {1, 8, 32};
+    int throughput_tokens        = 128;
+    // agentic
+    int agentic_system_bytes = 7000;
+    // burst
+    std::vector<int> burst_sizes = {30, 60, 80};
+    int burst_tokens             = 32;
+    double burst_window_s        = 0.2;
+    // short answers (prefix, agentic, warm-up)
+    int short_tokens = 8;
+};
+
+}  // namespace sf::bench

@@ -1,0 +1,180 @@
+#include "bench/http_client.h"
+
+#include <chrono>
+#include <map>
+#include <mutex>
+
+#include <cpp-httplib/httplib.h>
+
+namespace sf::bench {
+
+using nlohmann::json;
+
+double now_s() {
+    using namespace std::chrono;
+    return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string normalize_base_url(std::string url) {
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    if (url.size() >= 3 && url.compare(url.size() - 3, 3, "/v1") == 0) url.resize(url.size() - 3);
+    if (url.find("://") == std::string::npos) url = "http://" + url;
+    return url;
+}
+
+namespace {
+
+std::mutex g_models_mu;
+std::map<std::string, std::string> g_models;  // base URL → served model id
+
+std::string model_for(const std::string &base_url) {
+    std::lock_guard<std::mutex> lk(g_models_mu);
+    auto it = g_models.find(base_url);
+    return it == g_models.end() ? "" : it->second;
+}
+
+}  // namespace
+
+std::string discover_model(const std::string &base_url) {
+    std::string body;
+    if (http_get(base_url, "/v1/models", 10, &body) != 200) return "";
+    json j = json::parse(body, nullptr, false);
+    std::string id;
+    if (j.is_object() && j.contains("data") && j["data"].is_array() && !j["data"].empty())
+        id = j["data"][0].value("id", "");
+    std::lock_guard<std::mutex> lk(g_models_mu);
+    g_models[base_url] = id;
+    return id;
+}
+
+json chat_body(json messages, int max_tokens) {
+    // Seeded sampling rather than greedy: a random-weight test model decodes greedily into one
+    // repeated token (often whitespace, which llama-server holds back while streaming), while a
+    // seeded sample is varied text and still the same on every run.
+    return json{{"model", "bench"},   {"messages", std::move(messages)},
+                {"max_tokens", max_tokens}, {"temperature", 1.0},
+                {"top_k", 40},        {"top_p", 1.0},
+                {"seed", 1234},       {"stream", true}};
+}
+
+void sse_reader::feed(const char *data, size_t len, double t) {
+    buf_.append(data, len);
+    size_t pos;
+    while ((pos = buf_.find('\n')) != std::string::npos) {
+        std::string l = buf_.substr(0, pos);
+        buf_.erase(0, pos + 1);
+        if (!l.empty() && l.back() == '\r') l.pop_back();
+        line(l, t);
+    }
+}
+
+void sse_reader::line(const std::string &l, double t) {
+    if (l.rfind("data:", 0) != 0) return;
+    std::string payload = l.substr(5);
+    if (!payload.empty() && payload[0] == ' ') payload.erase(0, 1);
+    if (payload == "[DONE]") {
+        out_.done = true;
+        return;
+    }
+    json j = json::parse(payload, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return;
+    if (j.contains("error")) {
+        out_.cut   = true;
+        out_.error = j["error"].is_object() ? j["error"].value("message", "in-band error")
+                                            : j["error"].dump();
+        return;
+    }
+    if (j.contains("choices") && j["choices"].is_array() && !j["choices"].empty()) {
+        const json &d = j["choices"][0].value("delta", json::object());
+        std::string piece;
+        for (const char *k : {"reasoning_content", "content"}) {
+            if (d.contains(k) && d[k].is_string()) piece += d[k].get<std::string>();
+        }
+        if (!piece.empty()) {
+            if (out_.ttft_s < 0) out_.ttft_s = t;
+            out_.token_times.push_back(t);
+            out_.pieces.push_back(std::move(piece));
+        }
+    }
+    if (j.contains("usage") && j["usage"].is_object()) {
+        const json &u = j["usage"];
+        if (u.contains("prompt_tokens")) out_.prompt_tokens = u["prompt_tokens"].get<int>();
+        if (u.contains("completion_tokens"))
+            out_.completion_tokens = u["completion_tokens"].get<int>();
+        if (u.contains("prompt_tokens_details") && u["prompt_tokens_details"].is_object() &&
+            u["prompt_tokens_details"].contains("cached_tokens"))
+            out_.cached_tokens = u["prompt_tokens_details"]["cached_tokens"].get<int>();
+    }
+    // llama-server's own report: cache_n prompt tokens reused, prompt_n recomputed.
+    if (j.contains("timings") && j["timings"].is_object()) {
+        const json &tm = j["timings"];
+        if (tm.contains("cache_n")) {
+            int cache_n = tm["cache_n"].get<int>();
+            if (out_.cached_tokens <= 0) out_.cached_tokens = cache_n;
+            if (out_.prompt_tokens < 0 && tm.contains("prompt_n"))
+                out_.prompt_tokens = tm["prompt_n"].get<int>() + cache_n;
+        }
+    }
+}
+
+stream_result post_chat_stream(const std::string &base_url, json body,
+                               const request_options &opts) {
+    stream_result r;
+    body["stream"]         = true;
+    body["stream_options"] = {{"include_usage", true}};
+    std::string model      = model_for(base_url);
+    if (!model.empty()) body["model"] = model;
+    httplib::Headers headers;
+    if (!opts.priority.empty()) {
+        body["priority"] = opts.priority;
+        headers.emplace("X-Superfluid-Priority", opts.priority);
+    }
+    httplib::Client cli(base_url);
+    cli.set_connection_timeout(10, 0);
+    cli.set_read_timeout(static_cast<time_t>(opts.timeout_s), 0);
+    cli.set_write_timeout(60, 0);
+    sse_reader reader(r);
+    std::string raw;
+    r.sent_at = now_s();
+    auto res  = cli.Post("/v1/chat/completions", headers, body.dump(), "application/json",
+                         [&](const char *data, size_t len) {
+                            double t = now_s() - r.sent_at;
+                            if (raw.size() < 2048) raw.append(data, std::min<size_t>(len, 2048));
+                            size_t before = r.pieces.size();
+                            reader.feed(data, len, t);
+                            if (opts.on_token) {
+                                for (size_t i = before; i < r.pieces.size(); ++i)
+                                    opts.on_token(static_cast<int>(i + 1), r.token_times[i]);
+                            }
+                            return true;
+                        });
+    r.total_s = now_s() - r.sent_at;
+    if (!res) {
+        r.cut = true;
+        if (r.error.empty()) r.error = "transport: " + httplib::to_string(res.error());
+    } else {
+        r.status = res->status;
+        if (r.status != 200) {
+            r.cut = true;
+            if (r.error.empty()) r.error = "HTTP " + std::to_string(r.status) + ": " + raw;
+        }
+    }
+    if (!r.done) r.cut = true;
+    r.ok = r.status == 200 && r.done && r.error.empty();
+    return r;
+}
+
+int http_get(const std::string &base_url, const std::string &path, double timeout_s,
+             std::string *body) {
+    httplib::Client cli(base_url);
+    cli.set_connection_timeout(
+        static_cast<time_t>(timeout_s),
+        static_cast<time_t>((timeout_s - static_cast<int>(timeout_s)) * 1e6));
+    cli.set_read_timeout(static_cast<time_t>(timeout_s) + 1, 0);
+    auto res = cli.Get(path);
+    if (!res) return 0;
+    if (body) *body = res->body;
+    return res->status;
+}
+
+}  // namespace sf::bench

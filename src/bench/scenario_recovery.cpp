@@ -1,0 +1,121 @@
+// Scenario `recovery`: SIGKILL the inference process mid-stream; time to the next token and
+// the stream's integrity against an uninterrupted reference run.
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "bench/scenario.h"
+#include "bench/stats.h"
+
+namespace sf::bench {
+
+namespace {
+
+/** How a received piece sequence lines up with the reference. */
+struct integrity {
+    int matched = 0, duplicated = 0, mismatched = 0;
+};
+
+integrity align(const std::vector<std::string> &ref, const std::vector<std::string> &got) {
+    integrity a;
+    size_t j = 0;
+    for (const auto &p : got) {
+        if (j < ref.size() && p == ref[j]) {
+            ++a.matched;
+            ++j;
+            continue;
+        }
+        // A piece the reference had already delivered at this point: a replay.
+        bool seen = false;
+        for (size_t k = j; k-- > 0 && !seen && j - k <= 64;) seen = ref[k] == p;
+        if (seen) {
+            ++a.duplicated;
+        } else {
+            ++a.mismatched;
+        }
+    }
+    return a;
+}
+
+nlohmann::json story_messages() {
+    return {{{"role", "user"},
+             {"content", "Write a very long story about a lighthouse keeper. Do not stop."}}};
+}
+
+}  // namespace
+
+scenario_result run_recovery(scenario_context &ctx) {
+    const auto &o = ctx.opts;
+    scenario_result r;
+    if (!ctx.server.controlled()) {
+        r.notes.push_back("recovery needs the bench to own the processes (--model, not --url)");
+        for (const char *k : {"recovery_s", "tokens_missing", "tokens_duplicated", "stream_cut"})
+            r.figures[k] = nullptr;
+        return r;
+    }
+    warm_up(ctx);
+    ctx.prog.say("reference stream");
+    nlohmann::json body = chat_body(story_messages(), o.stream_tokens);
+    stream_result ref   = post_chat_stream(ctx.server.base_url(), body, req_opts(ctx));
+
+    ctx.prog.say("stream, kill after " + std::to_string(o.kill_after_tokens) + " tokens");
+    std::atomic<double> killed_at{0};
+    std::string kill_error;
+    request_options ro = req_opts(ctx);
+    ro.on_token        = [&](int n, double) {
+        if (n == o.kill_after_tokens && killed_at.load() == 0) {
+            killed_at = now_s();
+            ctx.server.kill_engine(kill_error);
+        }
+    };
+    stream_result got = post_chat_stream(ctx.server.base_url(), body, ro);
+
+    double recovery = -1;
+    int before_kill = 0;
+    if (killed_at.load() > 0) {
+        double kill_rel = killed_at.load() - got.sent_at;
+        for (double t : got.token_times) {
+            if (t <= kill_rel) {
+                ++before_kill;
+            } else if (recovery < 0 && !got.cut) {
+                recovery = t - kill_rel;
+            }
+        }
+        if (recovery < 0) {
+            // The stream was cut: time until the service delivers a token again.
+            ctx.prog.say("stream cut; probing for service");
+            nlohmann::json probe = chat_body({{{"role", "user"}, {"content", "Hi"}}}, 1);
+            request_options po   = req_opts(ctx);
+            po.timeout_s         = 60;
+            while (now_s() - killed_at.load() < 300) {
+                stream_result p = post_chat_stream(ctx.server.base_url(), probe, po);
+                if (p.ttft_s >= 0) {
+                    recovery = p.sent_at + p.ttft_s - killed_at.load();
+                    break;
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+        }
+    } else {
+        r.notes.push_back("the stream ended before the kill point");
+    }
+    if (!kill_error.empty()) r.notes.push_back("kill: " + kill_error);
+    if (got.cut) r.notes.push_back("stream cut: " + (got.error.empty() ? "no [DONE]" : got.error));
+    // Let a restarted llama-server finish loading before the server is stopped.
+    ctx.server.wait_healthy(120);
+
+    integrity a             = align(ref.pieces, got.pieces);
+    auto &f                 = r.figures;
+    f["recovery_s"]         = recovery >= 0 ? num(recovery) : nullptr;
+    f["tokens_reference"]   = static_cast<int>(ref.pieces.size());
+    f["tokens_received"]    = static_cast<int>(got.pieces.size());
+    f["tokens_before_kill"] = before_kill;
+    f["tokens_missing"]     = static_cast<int>(ref.pieces.size()) - a.matched;
+    f["tokens_duplicated"]  = a.duplicated;
+    f["tokens_mismatched"]  = a.mismatched;
+    f["stream_cut"]         = got.cut ? 1 : 0;
+    r.completion_tokens     = std::max(0, ref.tokens());
+    return r;
+}
+
+}  // namespace sf::bench

@@ -1,0 +1,56 @@
+// Scenario `throughput`: concurrency levels; aggregate decode tokens/s, TTFT and ITL.
+#include "bench/scenario.h"
+#include "bench/stats.h"
+#include "bench/workload.h"
+
+namespace sf::bench {
+
+scenario_result run_throughput(scenario_context &ctx) {
+    const auto &o = ctx.opts;
+    scenario_result r;
+    warm_up(ctx);
+    std::vector<double> all_ttft, all_itl;
+    int errors = 0;
+    for (int c : o.concurrency) {
+        ctx.prog.say("concurrency " + std::to_string(c));
+        double t0   = now_s();
+        auto res    = run_concurrent(c, [&](int i) {
+            nlohmann::json msgs = {
+                {{"role", "user"},
+                 {"content", "Continue this list of words: " +
+                                 words(static_cast<uint64_t>(c * 1000 + i), 24)}}};
+            return post_chat_stream(ctx.server.base_url(), chat_body(msgs, o.throughput_tokens),
+                                       req_opts(ctx));
+        });
+        double wall = now_s() - t0;
+        long tokens = 0;
+        std::vector<double> ttft, itl;
+        for (const auto &s : res) {
+            if (!s.ok) ++errors;
+            tokens += std::max(0, s.tokens());
+            if (s.ttft_s >= 0) ttft.push_back(s.ttft_s);
+            for (size_t k = 1; k < s.token_times.size(); ++k)
+                itl.push_back(s.token_times[k] - s.token_times[k - 1]);
+        }
+        r.completion_tokens += tokens;
+        std::string sfx         = "_c" + std::to_string(c);
+        auto &f                 = r.figures;
+        f["tokens_per_s" + sfx] = wall > 0 ? num(static_cast<double>(tokens) / wall) : nullptr;
+        f["ttft_p50_s" + sfx]   = num(percentile(ttft, 50));
+        f["ttft_p95_s" + sfx]   = num(percentile(ttft, 95));
+        f["itl_p50_s" + sfx]    = num(percentile(itl, 50));
+        f["itl_p95_s" + sfx]    = num(percentile(itl, 95));
+        all_ttft.insert(all_ttft.end(), ttft.begin(), ttft.end());
+        all_itl.insert(all_itl.end(), itl.begin(), itl.end());
+        r.samples["ttft_s" + sfx] = ttft;
+    }
+    // Pooled over every level.
+    r.figures["ttft_p50_s"] = num(percentile(all_ttft, 50));
+    r.figures["ttft_p95_s"] = num(percentile(all_ttft, 95));
+    r.figures["itl_p50_s"]  = num(percentile(all_itl, 50));
+    r.figures["itl_p95_s"]  = num(percentile(all_itl, 95));
+    r.figures["errors"]     = errors;
+    return r;
+}
+
+}  // namespace sf::bench

@@ -1,0 +1,78 @@
+#include "cli/bench_command.h"
+
+#include <unistd.h>
+
+#include <climits>
+
+#include "bench/bench.h"
+
+namespace sf {
+
+void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
+    cmd.add_option("scenario", o.scenario,
+                   "priority | recovery | prefix | throughput | agentic | burst")
+        ->required()
+        ->check(
+            CLI::IsMember({"priority", "recovery", "prefix", "throughput", "agentic", "burst"}));
+    cmd.add_option("--model", o.model, "GGUF model: the bench starts the servers itself");
+    cmd.add_option("--against", o.against, "Peer to run too, on the same model: llama-server")
+        ->check(CLI::IsMember({"llama-server"}));
+    cmd.add_option("--url", o.url, "Measure an already running OpenAI-compatible server");
+    cmd.add_option("--runs", o.runs, "Repetitions (median and min–max reported)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100));
+    cmd.add_option("--out", o.out, "Output directory (default bench-out/SCENARIO)");
+    cmd.add_option("--llama-server", o.llama_server_bin, "llama-server binary")
+        ->capture_default_str();
+    cmd.add_option("--ctx-size", o.ctx_size, "Context per sequence, both servers")
+        ->capture_default_str();
+    cmd.add_option("--parallel", o.parallel, "Sequences/slots, both servers")
+        ->capture_default_str();
+    cmd.add_option("--threads", o.threads, "Inference threads (0 = engine default)")
+        ->capture_default_str();
+    cmd.add_option("--timeout", o.request_timeout_s, "Per-request read timeout, seconds")
+        ->capture_default_str();
+    cmd.add_flag("!--no-progress", o.progress, "No live progress on stderr");
+    // Scenario sizes (defaults: the full sizes).
+    cmd.add_option("--agents", o.agents, "priority: background agents")->capture_default_str();
+    cmd.add_option("--doc-tokens", o.doc_tokens, "priority: document tokens per agent")
+        ->capture_default_str();
+    cmd.add_option("--agent-max-tokens", o.agent_max_tokens, "priority: max_tokens per agent")
+        ->capture_default_str();
+    cmd.add_option("--chat-at", o.chat_at_s, "priority: seconds before the chat question")
+        ->capture_default_str();
+    cmd.add_option("--kill-after", o.kill_after_tokens, "recovery: tokens before the SIGKILL")
+        ->capture_default_str();
+    cmd.add_option("--stream-tokens", o.stream_tokens, "recovery: length of the stream")
+        ->capture_default_str();
+    cmd.add_option("--prefix-requests", o.prefix_requests, "prefix: requests per variant")
+        ->capture_default_str();
+    cmd.add_option("--prefix-tokens", o.prefix_tokens, "prefix: shared system prompt tokens")
+        ->capture_default_str();
+    cmd.add_option("--prefix-concurrency", o.prefix_concurrency, "prefix: concurrent clients")
+        ->capture_default_str();
+    cmd.add_option("--concurrency", o.concurrency, "throughput: levels")->capture_default_str();
+    cmd.add_option("--throughput-tokens", o.throughput_tokens, "throughput: max_tokens")
+        ->capture_default_str();
+    cmd.add_option("--system-bytes", o.agentic_system_bytes, "agentic: system prompt bytes")
+        ->capture_default_str();
+    cmd.add_option("--burst", o.burst_sizes, "burst: sizes to sweep")->capture_default_str();
+    cmd.add_option("--burst-tokens", o.burst_tokens, "burst: max_tokens")->capture_default_str();
+    cmd.add_option("--short-tokens", o.short_tokens, "max_tokens of short answers")
+        ->capture_default_str();
+}
+
+int run_bench(bench::bench_options o, int argc, char **argv) {
+    if (o.superfluid_bin.empty()) {
+        char buf[PATH_MAX];
+        ssize_t n        = readlink("/proc/self/exe", buf, sizeof buf - 1);
+        o.superfluid_bin = n > 0 ? std::string(buf, static_cast<size_t>(n)) : argv[0];
+    }
+    for (int i = 0; i < argc; ++i) {
+        if (i) o.command_line += ' ';
+        o.command_line += argv[i];
+    }
+    return bench::run(o);
+}
+
+}  // namespace sf

@@ -1,0 +1,47 @@
+#include "cli/ps_command.h"
+
+#include <cpp-httplib/httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace sf {
+
+int run_ps(const std::string &host, int port) {
+    httplib::Client cli(host, port);
+    cli.set_connection_timeout(2);
+    cli.set_read_timeout(5);
+    auto res = cli.Get("/api/ps");
+    if (!res || res->status != 200) {
+        fprintf(stderr, "no superfluid server answers on %s:%d (%s)\n", host.c_str(), port,
+                res ? ("HTTP " + std::to_string(res->status)).c_str()
+                    : httplib::to_string(res.error()).c_str());
+        return 1;
+    }
+    auto j = nlohmann::json::parse(res->body, nullptr, false);
+    if (j.is_discarded()) {
+        fprintf(stderr, "unexpected answer from /api/ps\n");
+        return 1;
+    }
+    printf("%-28s %-8s %-6s %-9s %s\n", "MODEL", "CONTEXT", "SLOTS", "WORKER", "PATH");
+    for (const auto &m : j.value("models", nlohmann::json::array())) {
+        const auto &w = m.value("worker", nlohmann::json::object());
+        std::string worker =
+            w.value("ready", false) ? std::to_string(w.value("pid", 0)) : "starting";
+        printf("%-28s %-8d %-6d %-9s %s\n", m.value("name", "").c_str(),
+               m.value("context_length", 0), m.value("parallel", 0), worker.c_str(),
+               m.value("path", "").c_str());
+    }
+    const auto &sessions = j.value("sessions", nlohmann::json::array());
+    printf("\n%-26s %-12s %-11s %8s %10s %8s\n", "SESSION", "PRIORITY", "STATE", "PROMPT",
+           "GENERATED", "AGE");
+    for (const auto &s : sessions) {
+        printf("%-26s %-12s %-11s %8d %10d %7.1fs\n", s.value("id", "").c_str(),
+               s.value("priority", "").c_str(), s.value("state", "").c_str(),
+               s.value("prompt_tokens", 0), s.value("generated_tokens", 0), s.value("age_s", 0.0));
+    }
+    if (sessions.empty()) printf("(no running sessions)\n");
+    return 0;
+}
+
+}  // namespace sf

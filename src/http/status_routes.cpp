@@ -1,0 +1,134 @@
+#include "http/status_routes.h"
+
+#include <cpp-httplib/httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "api/priority.h"
+
+namespace sf {
+
+using json = nlohmann::json;
+
+namespace {
+
+// Prometheus text exposition, one metric family at a time.
+class prometheus_text {
+  public:
+    void family(const char *name, const char *type, const char *help) {
+        out_ += std::string("# HELP superfluid:") + name + " " + help +
+                "\n# TYPE superfluid:" + name + " " + type + "\n";
+    }
+    void sample(const char *name, double v, const std::string &labels = "") {
+        out_ += std::string("superfluid:") + name + (labels.empty() ? "" : "{" + labels + "}") +
+                " " + json(v).dump() + "\n";
+    }
+    void metric(const char *name, const char *type, const char *help, double v) {
+        family(name, type, help);
+        sample(name, v);
+    }
+    std::string &str() { return out_; }
+
+  private:
+    std::string out_;
+};
+
+std::string metrics_text(session_manager &sessions) {
+    auto h        = sessions.health();
+    const auto &r = h.reply;
+    prometheus_text p;
+    p.metric("worker_up", "gauge", "1 when the worker answers and its model is loaded",
+             h.reachable && r.ready());
+    p.metric("worker_starts_total", "counter", "times the worker process was started",
+             sessions.worker().starts());
+    p.metric("num_requests_running", "gauge", "sequences holding a slot", r.active_sequences());
+    p.metric("num_requests_waiting", "gauge", "sessions waiting for a slot (new or preempted)",
+             r.waiting_sessions());
+    p.metric("decode_ticks_total", "counter", "scheduler ticks (one llama_decode each)",
+             double(r.ticks()));
+    p.metric("batched_ticks_total", "counter", "ticks that carried more than one sequence",
+             double(r.batched_ticks()));
+    p.metric("max_sequences_per_tick", "gauge", "most sequences seen in one tick",
+             r.max_sequences_per_tick());
+    p.metric("sequences_per_tick", "gauge", "sequences in the last tick",
+             r.last_sequences_per_tick());
+    p.metric("prompt_tokens_total", "counter", "prompt tokens prefilled",
+             double(r.prompt_tokens_total()));
+    p.metric("generation_tokens_total", "counter", "tokens generated",
+             double(r.generated_tokens_total()));
+    p.metric("num_preemptions_total", "counter",
+             "sequences parked to make room for a more urgent class", double(r.preemptions()));
+    p.metric("kv_cache_usage_perc", "gauge", "share of KV cells held by running sequences",
+             r.kv_total_cells() > 0 ? double(r.kv_used_cells()) / double(r.kv_total_cells()) : 0.0);
+    p.metric("parked_bytes", "gauge", "host memory holding preempted sequences",
+             double(r.parked_bytes()));
+    p.family("num_requests_running_by_class", "gauge",
+             "sequences holding a slot, by priority class");
+    for (const auto &c : r.classes())
+        p.sample("num_requests_running_by_class", c.running(), "priority=\"" + c.name() + "\"");
+    p.family("num_requests_waiting_by_class", "gauge",
+             "sessions waiting for a slot, by priority class");
+    for (const auto &c : r.classes())
+        p.sample("num_requests_waiting_by_class", c.waiting(), "priority=\"" + c.name() + "\"");
+    p.family("num_preemptions_by_class_total", "counter",
+             "preempted sequences, by their priority class");
+    for (const auto &c : r.classes()) {
+        p.sample("num_preemptions_by_class_total", double(c.preemptions()),
+                 "priority=\"" + c.name() + "\"");
+    }
+    sessions.latency().render(p.str());
+    return p.str();
+}
+
+}  // namespace
+
+void register_status_routes(httplib::Server &svr, session_manager &sessions,
+                            const std::string &model_id, const std::string &model_path) {
+    svr.Get("/health", [&sessions](const httplib::Request &, httplib::Response &res) {
+        auto h     = sessions.health();
+        bool ready = h.reachable && h.reply.ready();
+        res.status = ready ? 200 : 503;
+        json body  = {{"status", ready ? "ok" : h.reachable ? "loading" : "unavailable"}};
+        res.set_content(body.dump(), "application/json");
+    });
+
+    svr.Get("/v1/models", [model_id](const httplib::Request &, httplib::Response &res) {
+        json model = {
+            {"id", model_id}, {"object", "model"}, {"created", 0}, {"owned_by", "superfluid"}};
+        res.set_content(json{{"object", "list"}, {"data", json::array({model})}}.dump(),
+                        "application/json");
+    });
+
+    svr.Get("/metrics", [&sessions](const httplib::Request &, httplib::Response &res) {
+        res.set_content(metrics_text(sessions), "text/plain; version=0.0.4");
+    });
+
+    // Loaded models, their worker, and the running sessions with class and progress. Ollama's
+    // /api/ps lists models; we add the worker and sessions (superfluid ps prints them).
+    svr.Get("/api/ps",
+            [&sessions, model_id, model_path](const httplib::Request &, httplib::Response &res) {
+                auto h    = sessions.health();
+                json sess = json::array();
+                for (const auto &s : sessions.running_sessions()) {
+                    sess.push_back({{"id", s.id},
+                                    {"priority", class_name(s.cls)},
+                                    {"state", s.generated > 0 ? "generating" : "prefill"},
+                                    {"prompt_tokens", s.prompt_tokens},
+                                    {"generated_tokens", s.generated},
+                                    {"age_s", s.age_s}});
+                }
+                json worker = {{"pid", sessions.worker().pid()},
+                               {"ready", h.reachable && h.reply.ready()},
+                               {"starts", sessions.worker().starts()}};
+                json model  = {{"name", model_id},
+                               {"model", model_id},
+                               {"path", model_path},
+                               {"context_length", h.reply.n_ctx()},
+                               {"parallel", h.reply.n_parallel()},
+                               {"worker", worker}};
+                res.set_content(json{{"models", json::array({model})}, {"sessions", sess}}.dump(
+                                    -1, ' ', false, json::error_handler_t::replace),
+                                "application/json");
+            });
+}
+
+}  // namespace sf

@@ -1,0 +1,19 @@
+// Endpoints that report state rather than generate: GET /health, GET /v1/models,
+// GET /metrics (Prometheus text; names mirror vLLM's where one exists), GET /api/ps.
+#pragma once
+
+#include <string>
+
+#include "session/session_manager.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace sf {
+
+/** Registers the status endpoints for the model `model_id` at `model_path`. */
+void register_status_routes(httplib::Server &svr, session_manager &sessions,
+                            const std::string &model_id, const std::string &model_path);
+
+}  // namespace sf

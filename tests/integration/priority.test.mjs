@@ -1,0 +1,104 @@
+// Priority classes on a real server: where a class comes from, admission limits, and an
+// interactive request overtaking long batch work (an ordering assertion, not a timing one).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer, until } from '../lib/server.mjs';
+
+function post(server, body, headers = {}) {
+  return fetch(`${server.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ messages: [{ role: 'user', content: 'Write a long essay.' }], max_tokens: 2, ...body }),
+  });
+}
+
+test('the class comes from body, service_tier, header, API key, config rules, then the default', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-prio-'));
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ priority_rules: [{ user_agent: 'nightly-indexer', class: 'batch' }] }));
+  const server = await startServer(['--config', config, '--default-priority', 'interactive']);
+  try {
+    const cls = async (body, headers) => {
+      const r = await post(server, body, headers);
+      assert.equal(r.status, 200, await r.text());
+      return r.headers.get('x-superfluid-priority');
+    };
+    assert.equal(await cls({ priority: 'batch' }), 'batch');
+    assert.equal(await cls({ priority: -1 }), 'interactive'); // vLLM: lower is more urgent
+    assert.equal(await cls({ priority: 5 }), 'batch');
+    assert.equal(await cls({ priority: 0 }, { 'X-Superfluid-Priority': 'batch' }), 'normal'); // body first
+    assert.equal(await cls({ service_tier: 'flex' }), 'batch');
+    assert.equal(await cls({ service_tier: 'priority' }, { 'X-Superfluid-Priority': 'batch' }), 'interactive');
+    assert.equal(await cls({}, { 'X-Superfluid-Priority': 'normal' }), 'normal');
+    assert.equal(await cls({}, { Authorization: 'Bearer sk-batch-agent7' }), 'batch');
+    assert.equal(await cls({}, { 'x-api-key': 'normal' }), 'normal');
+    assert.equal(await cls({}, { 'User-Agent': 'nightly-indexer/2.1' }), 'batch');
+    assert.equal(await cls({}), 'interactive'); // --default-priority
+    const bad = await post(server, {}, { 'X-Superfluid-Priority': 'urgent!!' });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.param, 'X-Superfluid-Priority');
+    const badBody = await post(server, { priority: 'asap' });
+    assert.equal(badBody.status, 400);
+    assert.equal((await badBody.json()).error.param, 'priority');
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a full class queue answers 429 with Retry-After; other classes are still admitted', async () => {
+  const server = await startServer(['--parallel', '1', '--max-queue', '1']);
+  try {
+    const long = { max_tokens: 100000, ignore_eos: true, stream: true };
+    const running = await post(server, { ...long, priority: 'batch' });
+    const runningReader = running.body.getReader();
+    await runningReader.read();
+    const waiting = post(server, { ...long, priority: 'batch' }); // fills the batch queue
+    await until(async () => (await server.metrics()).num_requests_waiting === 1, 20000, 20);
+    const refused = await post(server, { priority: 'batch' });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get('retry-after'), '1');
+    const e = (await refused.json()).error;
+    assert.equal(e.code, 'overloaded');
+    // An interactive request is not refused: it preempts the running batch sequence.
+    const chat = await post(server, { priority: 'interactive', max_tokens: 3 });
+    assert.equal(chat.status, 200);
+    await runningReader.cancel();
+    (await waiting).body?.cancel();
+  } finally {
+    await server.stop();
+  }
+});
+
+test('an interactive request gets its first token before any long batch session finishes', async () => {
+  const server = await startServer(['--parallel', '2']);
+  try {
+    const events = [];
+    const batch = [0, 1, 2].map(async (i) => {
+      const r = await post(server, { priority: 'batch', max_tokens: 300, ignore_eos: true, stream: true });
+      const text = await r.text();
+      events.push({ what: `batch-${i}-done`, at: performance.now() });
+      return text;
+    });
+    // All slots are busy with batch work before the chat arrives.
+    await until(async () => (await server.metrics()).num_requests_running === 2, 20000, 20);
+    const chat = await post(server, { priority: 'interactive', max_tokens: 5, stream: true });
+    const reader = chat.body.getReader();
+    await reader.read(); // headers + the role chunk
+    await reader.read(); // the first content
+    events.push({ what: 'chat-first-token', at: performance.now() });
+    await reader.cancel();
+    const texts = await Promise.all(batch);
+    events.sort((a, b) => a.at - b.at);
+    assert.equal(events[0].what, 'chat-first-token', JSON.stringify(events));
+    // The preempted batch session resumed and completed its 300 tokens.
+    for (const t of texts) assert.match(t, /"finish_reason":"length"/);
+    const m = await server.metrics();
+    assert.ok(m.num_preemptions_total >= 1, 'a batch sequence was preempted for the chat');
+    assert.equal(m.num_requests_running, 0);
+  } finally {
+    await server.stop();
+  }
+});
