@@ -51,10 +51,14 @@ json chat_body(json messages, int max_tokens) {
     // Seeded sampling rather than greedy: a random-weight test model decodes greedily into one
     // repeated token (often whitespace, which llama-server holds back while streaming), while a
     // seeded sample is varied text and still the same on every run.
-    return json{{"model", "bench"},   {"messages", std::move(messages)},
-                {"max_tokens", max_tokens}, {"temperature", 1.0},
-                {"top_k", 40},        {"top_p", 1.0},
-                {"seed", 1234},       {"stream", true}};
+    return json{{"model", "bench"},
+                {"messages", std::move(messages)},
+                {"max_tokens", max_tokens},
+                {"temperature", 1.0},
+                {"top_k", 40},
+                {"top_p", 1.0},
+                {"seed", 1234},
+                {"stream", true}};
 }
 
 void sse_reader::feed(const char *data, size_t len, double t) {

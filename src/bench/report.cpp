@@ -185,11 +185,13 @@ std::string markdown_report(const nlohmann::json &rec) {
         "\n## Quality gates\n\n| run | server | early_stop | memory_pressure | "
         "duplicate_processes | swap MB | error |\n| --- | --- | --- | --- | --- | --- | --- |\n";
     for (size_t i = 0; i < rec["per_run"].size(); ++i) {
-        for (auto it = rec["per_run"][i].begin(); it != rec["per_run"][i].end(); ++it) {
-            const auto &g = it.value()["gates"];
-            md += "| " + std::to_string(i + 1) + " | " + it.key() + " | " + g["early_stop"].dump() +
+        for (const auto &name : server_names(rec)) {
+            const auto &one = rec["per_run"][i][name];
+            const auto &g   = one["gates"];
+            md += "| " + std::to_string(i + 1) + " | " + name + " | " + g["early_stop"].dump() +
                   " | " + g["memory_pressure"].dump() + " | " + g["duplicate_processes"].dump() +
-                  " | " + fmt_num(g.value("swap_mb", 0.0)) + " | " + it.value().value("error", "") +
+                  (g["other_engine_pids"].empty() ? "" : " " + g["other_engine_pids"].dump()) +
+                  " | " + fmt_num(g.value("swap_mb", 0.0)) + " | " + one.value("error", "") +
                   " |\n";
         }
     }

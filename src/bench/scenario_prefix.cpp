@@ -10,9 +10,11 @@ namespace sf::bench {
 
 namespace {
 
-// Tokens the chat template adds around one message (Qwen: <|im_start|>role\n ... <|im_end|>\n),
+// Tokens the chat template puts between two messages (Qwen: <|im_end|>\n<|im_start|>role\n),
 // used to estimate the shared prefix; approximate by a few tokens.
 constexpr int kTemplateTokensPerMessage = 5;
+// Tokens of question(): 12 words and "?" (its "Question:" head is shared).
+constexpr int kQuestionTokens = 13;
 
 struct workload {
     std::vector<nlohmann::json> requests;
@@ -30,7 +32,8 @@ workload shared_system(uint64_t seed, const bench_options &o) {
         nlohmann::json msgs = {{{"role", "system"}, {"content", sys}},
                                {{"role", "user"}, {"content", question(seed * 100 + i)}}};
         w.requests.push_back(chat_body(msgs, o.short_tokens));
-        w.distinct_tokens.push_back(14 + 2 * kTemplateTokensPerMessage);
+        // The question, then the assistant header.
+        w.distinct_tokens.push_back(kQuestionTokens + kTemplateTokensPerMessage);
     }
     return w;
 }
@@ -47,7 +50,8 @@ workload edited_conversation(uint64_t seed, const bench_options &o) {
                                {{"role", "assistant"}, {"content", words(seed + 3, 40)}},
                                {{"role", "user"}, {"content", question(seed * 200 + i)}}};
         w.requests.push_back(chat_body(msgs, o.short_tokens));
-        w.distinct_tokens.push_back(60 + 40 + 14 + 4 * kTemplateTokensPerMessage);
+        // From the edited message on: its words, the assistant reply, the question, 3 headers.
+        w.distinct_tokens.push_back(60 + 40 + kQuestionTokens + 3 * kTemplateTokensPerMessage);
     }
     return w;
 }

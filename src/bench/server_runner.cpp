@@ -109,19 +109,26 @@ bool server_runner::start(std::string &error) {
 void server_runner::stop() {
     if (pid_ <= 0) return;
     sample_once();
+    std::vector<pid_t> children = proc_children(pid_);
     kill(pid_, SIGTERM);
-    for (int i = 0; i < 300; ++i) {
+    bool exited = false;
+    for (int i = 0; i < 300 && !exited; ++i) {
         int st = 0;
-        if (waitpid(pid_, &st, WNOHANG) == pid_) {
-            pid_ = -1;
-            return;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        exited = waitpid(pid_, &st, WNOHANG) == pid_;
+        if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    kill(-pid_, SIGKILL);
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
+    if (!exited) {
+        kill(-pid_, SIGKILL);
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+    }
     pid_ = -1;
+    // The next engine must not start before the worker is gone too.
+    for (pid_t c : children) {
+        for (int i = 0; i < 200 && kill(c, 0) == 0; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (kill(c, 0) == 0) kill(c, SIGKILL);
+    }
 }
 
 bool server_runner::restart(std::string &error) {

@@ -92,13 +92,18 @@ class engine_i {
     virtual bool render_chat(const std::vector<chat_message> &messages, bool add_generation_prompt,
                              rendered_prompt &out, std::string &error) const = 0;
 
-    /** Prepares sequence `seq` to generate: a fresh sampler that has seen `history`. */
+    /**
+     * Prepares sequence `seq` to generate: a fresh sampler that has seen `history`. Sampling
+     * is counter-based (engine/llama/gumbel_sampler.h): token i's draw depends only on
+     * (seed, i) and the logits, so a session resumed with its tokens so far in `history`
+     * continues as the uninterrupted run would have.
+     */
     virtual void seq_start(int seq, const sampling_params &params,
                            std::span<const token_id> history) = 0;
     /** Runs one batch over all items. Returns 0 on success, llama_decode's code otherwise. */
     virtual int decode(const std::vector<batch_item> &items) = 0;
-    /** Samples (and records) the next token of items[item] of the last decode. */
-    virtual token_id sample(int seq, int item) = 0;
+    /** Samples (and records) token number `index` of `seq` from items[item] of the last decode. */
+    virtual token_id sample(int seq, int item, uint32_t index) = 0;
     /** Frees the sequence's KV cells and sampler. */
     virtual void seq_end(int seq) = 0;
 

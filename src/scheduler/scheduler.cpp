@@ -290,7 +290,7 @@ bool scheduler::tick() {
         s.last_served    = tick_no_;
         s.last_served_at = served_at;
         if (items[i].want_logits)
-            on_sampled(plan[i].slot, engine_.sample(plan[i].slot, static_cast<int>(i)));
+            on_sampled(plan[i].slot, engine_.sample(plan[i].slot, static_cast<int>(i), s.n_generated));
     }
     return true;
 }

@@ -42,6 +42,19 @@ size_t session::token_count() const {
     return tokens_.size();
 }
 
+std::vector<token_id> session::token_ids() const {
+    std::lock_guard lk(mu_);
+    std::vector<token_id> ids;
+    ids.reserve(tokens_.size());
+    for (const auto &t : tokens_) ids.push_back(t.token);
+    return ids;
+}
+
+bool session::cancel_requested() const {
+    std::lock_guard lk(mu_);
+    return cancel_requested_;
+}
+
 bool session::finished() const {
     std::lock_guard lk(mu_);
     return finished_.has_value();

@@ -32,6 +32,10 @@ class session {
     std::chrono::steady_clock::time_point started() const { return started_; }
     /** Token events received so far. */
     size_t token_count() const;
+    /** The ids of the tokens received so far, in index order (a resume point). */
+    std::vector<token_id> token_ids() const;
+    /** True once cancel() was called (the client went away). */
+    bool cancel_requested() const;
 
     const std::string &id() const { return id_; }
     const std::string &model() const { return model_; }

@@ -174,47 +174,97 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
         live_[id] = s;
     }
     s->set_origin(req.cls, t0);
-    std::thread([this, s, cls = req.cls, t0, ctx, reader] {
-        pump(s, cls, t0, ctx, reader);
+    std::thread([this, s, cls = req.cls, t0, preq, ctx, reader] {
+        pump(s, cls, t0, preq, ctx, reader);
     }).detach();
     return s;
 }
 
+// Relays one session's events from the worker into `s`. When the worker dies mid-stream, the
+// session is resubmitted to the restarted worker with its tokens so far as the resume point;
+// events with an index already received are dropped, so readers see one unbroken stream.
 void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
-                           std::chrono::steady_clock::time_point t0,
+                           std::chrono::steady_clock::time_point t0, pb::GenerateRequest preq,
                            std::shared_ptr<grpc::ClientContext> ctx,
                            std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader) {
-    pb::GenerateEvent ev;
-    bool finished = false;
+    constexpr int k_max_resumes = 3;  // a session that keeps crashing its worker fails instead
+    int resumes                 = 0;
+    bool finished               = false;
+    std::string failure;
     std::chrono::steady_clock::time_point last_token_at{};
-    while (reader->Read(&ev)) {
-        if (ev.has_token()) {
-            // Latency as the head sees it: TTFT from the request reaching us, then gaps.
-            const auto now     = std::chrono::steady_clock::now();
-            const double since = std::chrono::duration<double>(now - t0).count();
-            if (ev.token().index() == 0 ||
-                last_token_at == std::chrono::steady_clock::time_point{}) {
-                latency_.observe_ttft(cls, since);
-            } else {
-                latency_.observe_itl(cls,
-                                     std::chrono::duration<double>(now - last_token_at).count());
+    for (;;) {
+        pb::GenerateEvent ev;
+        while (reader->Read(&ev)) {
+            if (ev.has_token()) {
+                if (ev.token().index() < s->token_count()) continue;  // delivered before a crash
+                // Latency as the head sees it: TTFT from the request reaching us, then gaps.
+                const auto now = std::chrono::steady_clock::now();
+                if (last_token_at == std::chrono::steady_clock::time_point{}) {
+                    latency_.observe_ttft(cls, std::chrono::duration<double>(now - t0).count());
+                } else {
+                    latency_.observe_itl(
+                        cls, std::chrono::duration<double>(now - last_token_at).count());
+                }
+                last_token_at = now;
+                s->add_token(protocol::from_proto(ev.token()));
+            } else if (ev.has_finished()) {
+                s->finish(protocol::from_proto(ev.finished()));
+                finished = true;
             }
-            last_token_at = now;
-            s->add_token(protocol::from_proto(ev.token()));
-        } else if (ev.has_finished()) {
-            s->finish(protocol::from_proto(ev.finished()));
-            finished = true;
+        }
+        grpc::Status st = reader->Finish();
+        if (finished) break;
+        if (s->cancel_requested() || shutting_down_.load() ||
+            st.error_code() == grpc::StatusCode::CANCELLED) {
+            failure.clear();
+            break;
+        }
+        failure = "the inference worker stopped during generation (" + st.error_message() + ")";
+        if (++resumes > k_max_resumes) {
+            failure = "the inference worker failed " + std::to_string(k_max_resumes + 1) +
+                      " times during this session; giving up on it";
+            break;
+        }
+        SF_LOG_WARN(
+            "head",
+            "session %s: worker lost at token %zu; resuming on the restarted worker (%d/%d)",
+            s->id().c_str(), s->token_count(), resumes, k_max_resumes);
+        // Wait for the restarted worker (restart backoff + model load), bounded.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (std::chrono::steady_clock::now() < deadline && !s->cancel_requested() &&
+               !shutting_down_.load()) {
+            auto h = health();
+            if (h.reachable && h.reply.ready()) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        if (s->cancel_requested() || shutting_down_.load()) {
+            failure.clear();
+            break;
+        }
+        preq.clear_resume_tokens();
+        for (token_id t : s->token_ids()) preq.add_resume_tokens(t);
+        ctx = std::make_shared<grpc::ClientContext>();
+        s->set_canceller([ctx] { ctx->TryCancel(); });
+        reader.reset(stub_->Generate(ctx.get(), preq).release());
+        pb::GenerateEvent first;
+        if (!reader->Read(&first) || !first.has_accepted()) {
+            // Loop on: Read fails again (counted as another loss) or the worker rejected it.
+            if (first.has_rejected()) {
+                failure = "the session could not be resumed: " + first.rejected().message();
+                reader->Finish();
+                break;
+            }
         }
     }
-    grpc::Status st = reader->Finish();
     if (!finished) {
         session_event fe;
-        fe.type   = session_event::kind::FINISHED;
-        fe.reason = st.error_code() == grpc::StatusCode::CANCELLED ? finish_reason::CANCELLED
-                                                                   : finish_reason::ERROR;
-        fe.error  = "the inference worker stopped during generation (" + st.error_message() + ")";
-        if (fe.reason == finish_reason::ERROR)
-            SF_LOG_WARN("head", "session %s: %s", s->id().c_str(), fe.error.c_str());
+        fe.type              = session_event::kind::FINISHED;
+        fe.reason            = failure.empty() ? finish_reason::CANCELLED : finish_reason::ERROR;
+        fe.error             = failure;
+        fe.prompt_tokens     = s->prompt_tokens();
+        fe.completion_tokens = static_cast<int32_t>(s->token_count());
+        if (!failure.empty())
+            SF_LOG_WARN("head", "session %s: %s", s->id().c_str(), failure.c_str());
         s->finish(std::move(fe));
     }
     s->set_canceller(nullptr);

@@ -82,7 +82,8 @@ class session_manager {
     superfluid::worker::v1::GenerateRequest to_proto(const generate_request &req,
                                                      const std::string &id) const;
     void pump(std::shared_ptr<session> s, priority_class cls,
-              std::chrono::steady_clock::time_point t0, std::shared_ptr<grpc::ClientContext> ctx,
+              std::chrono::steady_clock::time_point t0, superfluid::worker::v1::GenerateRequest preq,
+              std::shared_ptr<grpc::ClientContext> ctx,
               std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader);
     std::string new_session_id();
     latency_metrics latency_;

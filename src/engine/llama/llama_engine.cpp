@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engine/llama/gumbel_sampler.h"
 #include "util/log.h"
 
 namespace sf {
@@ -177,6 +178,8 @@ void llama_engine::seq_start(int seq, const sampling_params &p, std::span<const 
     slot = common_sampler_init(impl_->model, sp);
     // The penalties look at recent tokens, prompt included (as llama-server does).
     for (token_id t : history) common_sampler_accept(slot, t, /*is_generated=*/false);
+    // Counter-based sampling in place of `dist` (gumbel_sampler.h): resumable and stable.
+    gumbel_sampler_install(common_sampler_get(slot), p.seed);
 }
 
 int llama_engine::decode(const std::vector<batch_item> &items) {
@@ -195,8 +198,9 @@ int llama_engine::decode(const std::vector<batch_item> &items) {
     return llama_decode(impl_->ctx, impl_->batch);
 }
 
-token_id llama_engine::sample(int seq, int item) {
-    auto *s     = impl_->samplers.at(seq);
+token_id llama_engine::sample(int seq, int item, uint32_t index) {
+    auto *s = impl_->samplers.at(seq);
+    gumbel_sampler_set_index(common_sampler_get(s), index);
     int32_t idx = impl_->item_logits_index.at(item);
     token_id t  = common_sampler_sample(s, impl_->ctx, idx);
     common_sampler_accept(s, t, /*is_generated=*/true);

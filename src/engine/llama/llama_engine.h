@@ -38,7 +38,7 @@ class llama_engine final : public engine_i {
     void seq_start(int seq, const sampling_params &params,
                    std::span<const token_id> history) override;
     int decode(const std::vector<batch_item> &items) override;
-    token_id sample(int seq, int item) override;
+    token_id sample(int seq, int item, uint32_t index) override;
     void seq_end(int seq) override;
     int64_t seq_park(int seq) override;
     bool seq_unpark(int64_t handle, int seq) override;

@@ -90,13 +90,13 @@ TEST_F(LlamaEngineTest, DecodesTwoSequencesInOneBatchAndGreedyIsDeterministic) {
         std::vector<sf::batch_item> items = {{0, prompt, 0, true}};
         if (batched) items.push_back({1, prompt, 0, true});
         EXPECT_EQ(engine_->decode(items), 0);
-        std::vector<sf::token_id> out = {engine_->sample(0, 0)};
-        if (batched) EXPECT_EQ(engine_->sample(1, 1), out[0]);
+        std::vector<sf::token_id> out = {engine_->sample(0, 0, 0)};
+        if (batched) EXPECT_EQ(engine_->sample(1, 1, 0), out[0]);
         int pos = static_cast<int>(prompt.size());
         for (int i = 0; i < 8; ++i) {
             std::vector<sf::batch_item> step = {{0, {out.back()}, pos, true}};
             EXPECT_EQ(engine_->decode(step), 0);
-            out.push_back(engine_->sample(0, 0));
+            out.push_back(engine_->sample(0, 0, static_cast<uint32_t>(i + 1)));
             ++pos;
         }
         engine_->seq_end(0);
@@ -112,14 +112,15 @@ TEST_F(LlamaEngineTest, DecodesTwoSequencesInOneBatchAndGreedyIsDeterministic) {
 
 namespace {
 
-// Greedy-decodes `n` tokens on `seq` starting at `pos` from `last`; returns them.
-std::vector<sf::token_id> greedy_steps(sf::llama_engine &e, int seq, sf::token_id last, int pos,
-                                       int n) {
+// Decodes and samples `n` tokens on `seq` from `last` at position `pos`; the first one is
+// token number `index` of the session.
+std::vector<sf::token_id> decode_steps(sf::llama_engine &e, int seq, sf::token_id last, int pos,
+                                       uint32_t index, int n) {
     std::vector<sf::token_id> out;
     for (int i = 0; i < n; ++i) {
         std::vector<sf::batch_item> step = {{seq, {last}, pos + i, true}};
         EXPECT_EQ(e.decode(step), 0);
-        last = e.sample(seq, 0);
+        last = e.sample(seq, 0, index + static_cast<uint32_t>(i));
         out.push_back(last);
     }
     return out;
@@ -137,27 +138,62 @@ TEST_F(LlamaEngineTest, ParkedSequenceResumesExactlyInAnotherSlot) {
     engine_->seq_start(0, greedy, prompt);
     std::vector<sf::batch_item> pre = {{0, prompt, 0, true}};
     ASSERT_EQ(engine_->decode(pre), 0);
-    sf::token_id first = engine_->sample(0, 0);
-    auto reference     = greedy_steps(*engine_, 0, first, n, 12);
+    sf::token_id first = engine_->sample(0, 0, 0);
+    auto reference     = decode_steps(*engine_, 0, first, n, 1, 12);
     engine_->seq_end(0);
 
     // Same, parked after 4 tokens and resumed in slot 1 while slot 0 is reused.
     engine_->seq_start(0, greedy, prompt);
     ASSERT_EQ(engine_->decode(pre), 0);
-    ASSERT_EQ(engine_->sample(0, 0), first);
-    auto head = greedy_steps(*engine_, 0, first, n, 4);
+    ASSERT_EQ(engine_->sample(0, 0, 0), first);
+    auto head = decode_steps(*engine_, 0, first, n, 1, 4);
     int64_t h = engine_->seq_park(0);
     ASSERT_GE(h, 0);
     EXPECT_GT(engine_->parked_bytes(), 0u);
     engine_->seq_start(0, greedy, prompt);  // someone else uses the freed slot
     ASSERT_EQ(engine_->decode(pre), 0);
-    engine_->sample(0, 0);
+    engine_->sample(0, 0, 0);
     ASSERT_TRUE(engine_->seq_unpark(h, 1));
     EXPECT_EQ(engine_->parked_bytes(), 0u);
-    auto tail = greedy_steps(*engine_, 1, head.back(), n + 4, 8);
+    auto tail = decode_steps(*engine_, 1, head.back(), n + 4, 5, 8);
     engine_->seq_end(0);
     engine_->seq_end(1);
 
     head.insert(head.end(), tail.begin(), tail.end());
     EXPECT_EQ(head, reference);
+}
+
+TEST_F(LlamaEngineTest, SeededSamplingResumedFromItsTokensContinuesIdentically) {
+    sf::sampling_params p;
+    p.temperature = 1.0f;
+    p.top_k       = 0;
+    p.top_p       = 1.0f;
+    p.min_p       = 0.0f;
+    p.seed        = 1234;
+    auto prompt   = engine_->tokenize("Sampling must survive a crash", false);
+
+    // Prefills `history`, then samples `more` tokens numbered from `index`.
+    auto run_from = [&](std::vector<sf::token_id> history, uint32_t index, int more) {
+        engine_->seq_start(0, p, history);
+        std::vector<sf::batch_item> pre = {{0, history, 0, true}};
+        EXPECT_EQ(engine_->decode(pre), 0);
+        std::vector<sf::token_id> out = {engine_->sample(0, 0, index)};
+        auto rest = decode_steps(*engine_, 0, out.back(), static_cast<int>(history.size()),
+                                 index + 1, more - 1);
+        out.insert(out.end(), rest.begin(), rest.end());
+        engine_->seq_end(0);
+        return out;
+    };
+    auto reference = run_from(prompt, 0, 16);
+    // The sampled tokens vary with the seed (it is not greedy in disguise).
+    p.seed = 99;
+    EXPECT_NE(run_from(prompt, 0, 16), reference);
+    p.seed = 1234;
+    // "Crash" after 6 tokens: a new sampler, the prompt and those tokens prefilled at once.
+    std::vector<sf::token_id> history = prompt;
+    history.insert(history.end(), reference.begin(), reference.begin() + 6);
+    std::vector<sf::token_id> expected(reference.begin() + 6, reference.end());
+    EXPECT_EQ(run_from(history, 6, 10), expected);
+    // Numbering the resumed draws from 0 again would change them (the test can fail).
+    EXPECT_NE(run_from(history, 0, 10), expected);
 }

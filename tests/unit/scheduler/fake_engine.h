@@ -36,7 +36,7 @@ class fake_engine : public engine_i {
         last = items;
         return 0;
     }
-    token_id sample(int, int item) override { return last.at(item).tokens.back() + 1; }
+    token_id sample(int, int item, uint32_t) override { return last.at(item).tokens.back() + 1; }
     void seq_end(int seq) override { ended.push_back(seq); }
     // Parking keeps nothing the fake needs: its "KV" is the scheduler's own bookkeeping.
     int64_t seq_park(int seq) override {

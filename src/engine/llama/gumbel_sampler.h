@@ -1,0 +1,23 @@
+// The last stage of each sequence's sampler chain, in place of llama.cpp's `dist`: Gumbel-max
+// sampling with counter-based noise. Token i of a session is argmax over the candidates of
+// (logit + G), G = -log(-log(u)), u = hash(seed, i, token id) in (0,1) — a draw from
+// softmax(logits) (the Gumbel-max trick) that depends only on (seed, i) and the logits, not on
+// earlier draws. So a session resumed at index i samples what the uninterrupted run did, and
+// tiny logit differences (another batch layout after a restart) almost never change the pick:
+// the top two perturbed scores are typically ~1 apart, far above float noise.
+#pragma once
+
+#include <cstdint>
+
+struct llama_sampler;
+
+namespace sf {
+
+/** Creates the sampler (owned by the chain it is added to). Name: "sf-gumbel". */
+llama_sampler *gumbel_sampler_init(uint64_t seed);
+/** Sets the index of the next token to sample on `chain`'s sf-gumbel stage (no-op if absent). */
+void gumbel_sampler_set_index(llama_sampler *chain, uint32_t index);
+/** Replaces the `dist` stage of a common_sampler chain by sf-gumbel. */
+void gumbel_sampler_install(llama_sampler *chain, uint64_t seed);
+
+}  // namespace sf

@@ -1,0 +1,159 @@
+// `superfluid bench`: every scenario end to end in a reduced size (tiny model, small N, short
+// documents), against Superfluid and, when its binary exists, llama-server; then the
+// results.json figures are checked for presence and consistency. No timing thresholds.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { SUPERFLUID, model, startServer } from '../lib/server.mjs';
+
+const run = promisify(execFile);
+const out = mkdtempSync(join(tmpdir(), 'sf-bench-test-'));
+
+function findLlamaServer() {
+  if (process.env.LLAMA_SERVER_BIN) return process.env.LLAMA_SERVER_BIN;
+  const cache = join(homedir(), '.cache', 'superfluid');
+  if (!existsSync(cache)) return null;
+  for (const d of readdirSync(cache)) {
+    const p = join(cache, d, 'build', 'bin', 'llama-server');
+    if (d.startsWith('llama.cpp-') && existsSync(p)) return p;
+  }
+  return null;
+}
+const LLAMA = findLlamaServer();
+
+// The reduced sizes: seconds per scenario on 2 cores.
+const SMALL = [
+  '--agents', '2', '--doc-tokens', '300', '--agent-max-tokens', '16', '--chat-at', '0.2',
+  '--kill-after', '8', '--stream-tokens', '32',
+  '--prefix-requests', '3', '--prefix-tokens', '200', '--prefix-concurrency', '2',
+  '--concurrency', '1', '--concurrency', '3', '--throughput-tokens', '8',
+  '--system-bytes', '800', '--burst', '4', '--burst', '8', '--burst-tokens', '4',
+  '--short-tokens', '4', '--ctx-size', '2048', '--parallel', '4', '--no-progress',
+];
+
+async function bench(scenario, target) {
+  const dir = join(out, scenario + (target.url ? '-url' : ''));
+  const args = ['bench', scenario, ...SMALL, '--out', dir];
+  if (target.url) args.push('--url', target.url);
+  else {
+    args.push('--model', model());
+    if (LLAMA) args.push('--against', 'llama-server', '--llama-server', LLAMA);
+  }
+  const { stdout } = await run(SUPERFLUID, args, { timeout: 170000, maxBuffer: 1 << 24 });
+  const rec = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8'));
+  assert.ok(existsSync(join(dir, 'report.md')), 'report.md written');
+  assert.ok(readdirSync(dir).some((f) => f.endsWith('.svg')), 'an SVG chart written');
+  assert.match(stdout, /figure/, 'the side-by-side table is printed');
+  return rec;
+}
+
+/** A {"median","min","max"} summary, ordered; returns the median. */
+function fig(v, name) {
+  assert.ok(v && typeof v === 'object', `${name} present`);
+  assert.ok(v.min <= v.median && v.median <= v.max, `${name}: min ≤ median ≤ max`);
+  return v.median;
+}
+
+function common(rec, scenario, servers) {
+  assert.equal(rec.scenario, scenario);
+  assert.equal(rec.runs, 1);
+  assert.ok(rec.harness.requests > 0 && fig(rec.harness.total_s, 'harness.total_s') >= 0);
+  assert.deepEqual(Object.keys(rec.servers).sort(), [...servers].sort());
+  for (const name of servers) {
+    const g = rec.per_run[0][name].gates;
+    for (const k of ['early_stop', 'memory_pressure', 'duplicate_processes']) assert.ok([0, 1].includes(g[k]), `gate ${k}`);
+    assert.equal(rec.per_run[0][name].error, undefined, `${name} measured`);
+  }
+  if (servers.includes('llama-server')) {
+    assert.ok(rec.ratios['superfluid/llama-server'], 'ratios computed');
+    assert.ok(fig(rec.servers['llama-server'].peak_rss_mib.server, 'llama rss') > 0);
+  }
+  if (servers.includes('superfluid')) {
+    assert.match(rec.model.sha256, /^[0-9a-f]{64}$/);
+    const rss = rec.servers.superfluid.peak_rss_mib;
+    assert.ok(fig(rss.head, 'head rss') > 0 && fig(rss.worker, 'worker rss') > 0);
+  }
+}
+
+const servers = ['superfluid', ...(LLAMA ? ['llama-server'] : [])];
+const checks = {
+  priority(s) {
+    const ttft = fig(s.chat_ttft_s, 'chat_ttft_s');
+    fig(s.chat_ttft_idle_s, 'chat_ttft_idle_s');
+    assert.ok(ttft <= fig(s.chat_total_s, 'chat_total_s'));
+    assert.ok(fig(s.agents_tokens_per_s, 'agents_tokens_per_s') > 0);
+  },
+  recovery(s) {
+    fig(s.recovery_s, 'recovery_s');
+    const cut = fig(s.stream_cut, 'stream_cut');
+    assert.ok(cut === 0 || cut === 1);
+    const ref = fig(s.tokens_reference, 'ref'), got = fig(s.tokens_received, 'received');
+    const miss = fig(s.tokens_missing, 'missing'), dup = fig(s.tokens_duplicated, 'dup');
+    assert.equal(got, ref - miss + dup + fig(s.tokens_mismatched, 'mismatched'), 'integrity counts add up');
+    assert.ok(miss >= 0 && miss <= ref);
+  },
+  prefix(s) {
+    for (const v of ['sequential', 'concurrent', 'edit', 'restart']) {
+      const x = s.variants[v];
+      for (const k of ['hit_rate', 'hit_rate_max']) {
+        const h = fig(x[k], `${v}.${k}`);
+        assert.ok(h >= 0 && h <= 1, `${v}.${k} in [0,1]`);
+      }
+      fig(x.ttft_first_s, `${v}.ttft_first_s`);
+      fig(x.ttft_rest_s, `${v}.ttft_rest_s`);
+    }
+  },
+  throughput(s) {
+    for (const c of [1, 3]) {
+      assert.ok(fig(s[`tokens_per_s_c${c}`], `c${c}`) > 0);
+      assert.ok(fig(s[`ttft_p50_s_c${c}`], 'p50') <= fig(s[`ttft_p95_s_c${c}`], 'p95'));
+    }
+    assert.ok(fig(s.itl_p50_s, 'itl_p50_s') <= fig(s.itl_p95_s, 'itl_p95_s'));
+    fig(s.ttft_p50_s, 'ttft_p50_s');
+  },
+  agentic(s, controlled) {
+    for (const k of ['ttft_cold_s', 'ttft_warm_s', 'ttft_prefix_s']) fig(s[k], k);
+    assert.ok(['YES', 'NO'].includes(s.verdict_prefix));
+    if (controlled) {
+      fig(s.ttft_cold_prefix_s, 'ttft_cold_prefix_s');
+      assert.ok(['YES', 'NO'].includes(s.verdict_persistent));
+    }
+  },
+  burst(s) {
+    for (const n of ['4', '8']) {
+      const b = s.burst[n];
+      const p50 = fig(b.p50_s, 'p50'), p95 = fig(b.p95_s, 'p95'), max = fig(b.max_s, 'max');
+      assert.ok(p50 <= p95 && p95 <= max, 'p50 ≤ p95 ≤ max');
+      assert.ok(max <= fig(b.wall_s, 'wall') + 1e-9);
+      assert.equal(fig(b.errors, 'errors'), 0);
+      assert.ok([0, 1].includes(fig(b.fifo, 'fifo')));
+      assert.ok(fig(b.tokens_per_s, 'tokens_per_s') > 0);
+    }
+  },
+};
+
+for (const [scenario, check] of Object.entries(checks)) {
+  test(`bench ${scenario}: ${servers.join(' vs ')}, figures present and consistent`, async () => {
+    const rec = await bench(scenario, {});
+    common(rec, scenario, servers);
+    for (const name of servers) check(rec.servers[name], true);
+  });
+}
+
+test('bench --url measures a running server (no restart or kill)', async () => {
+  const server = await startServer(['--ctx-size', '2048', '--parallel', '4']);
+  try {
+    const rec = await bench('burst', { url: server.url });
+    assert.deepEqual(Object.keys(rec.servers), [server.url]);
+    checks.burst(rec.servers[server.url]);
+    const agentic = await bench('agentic', { url: server.url });
+    checks.agentic(agentic.servers[server.url], false);
+    assert.equal(agentic.servers[server.url].verdict_persistent, null);
+  } finally {
+    await server.stop();
+  }
+});
