@@ -60,7 +60,10 @@ scenario_result run_agentic(scenario_context &ctx) {
     f["ttft_prefix_3_s"]    = num(prefix[2]);
     f["ttft_cold_prefix_s"] = num(cold_prefix);
     f["verdict_prefix"]     = pm / cold < kReuseRatio ? "YES" : "NO";
-    f["verdict_persistent"] = cold_prefix / cold < kReuseRatio ? "YES" : "NO";
+    // Without a restart (--url) there is no persistent-cache verdict.
+    f["verdict_persistent"] = std::isnan(cold_prefix)            ? nlohmann::json(nullptr)
+                              : cold_prefix / cold < kReuseRatio ? nlohmann::json("YES")
+                                                                 : nlohmann::json("NO");
     return r;
 }
 
