@@ -245,8 +245,20 @@ bool scheduler::tick() {
         const auto &sl = slots_[i];
         if (!sl.used) continue;
         const auto &s = sl.seq;
-        in.push_back({i, aged(s, now), static_cast<int32_t>(s.pending.size()), s.generating,
-                      s.last_served, s.arrival});
+        // A resumed session replays its already-generated tokens one per tick, as they were first
+        // computed (decode steps, not one prefill batch): batched and single-token kernels round
+        // differently, and a resumed stream must match the uninterrupted one token for token.
+        int32_t pending           = static_cast<int32_t>(s.pending.size());
+        bool one_by_one           = s.generating;
+        const int32_t prompt_left = static_cast<int32_t>(s.req.prompt.size()) - s.n_past;
+        if (!one_by_one && pending > prompt_left) {
+            if (prompt_left > 0) {
+                pending = prompt_left;  // the prompt part first, in ordinary chunks
+            } else {
+                one_by_one = true;
+            }
+        }
+        in.push_back({i, aged(s, now), pending, one_by_one, s.last_served, s.arrival});
     }
     auto plan = plan_tick(in, opts_.planner);
     if (plan.empty()) return false;
@@ -290,7 +302,8 @@ bool scheduler::tick() {
         s.last_served    = tick_no_;
         s.last_served_at = served_at;
         if (items[i].want_logits)
-            on_sampled(plan[i].slot, engine_.sample(plan[i].slot, static_cast<int>(i), s.n_generated));
+            on_sampled(plan[i].slot,
+                       engine_.sample(plan[i].slot, static_cast<int>(i), s.n_generated));
     }
     return true;
 }

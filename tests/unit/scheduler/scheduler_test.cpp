@@ -130,6 +130,14 @@ TEST(Scheduler, ResumedSessionContinuesAtItsIndex) {
     EXPECT_EQ(evs[0].token, 13);  // follows the last resumed token
     EXPECT_EQ(evs[1].index, 3u);
     EXPECT_EQ(evs[2].completion_tokens, 4);
+    // The prompt is prefilled as a chunk; the resumed tokens are replayed one per tick, the way
+    // they were first computed (so the resumed logits match the uninterrupted run's).
+    ASSERT_GE(eng.calls.size(), 3u);
+    EXPECT_EQ(eng.calls[0].at(0).tokens, std::vector<sf::token_id>(4, 10));
+    EXPECT_EQ(eng.calls[1].at(0).tokens, std::vector<sf::token_id>{11});
+    EXPECT_FALSE(eng.calls[1].at(0).want_logits);
+    EXPECT_EQ(eng.calls[2].at(0).tokens, std::vector<sf::token_id>{12});
+    EXPECT_TRUE(eng.calls[2].at(0).want_logits);
 }
 
 namespace {
