@@ -28,7 +28,7 @@ async function abortAfterFirstChunk(stream) {
   return s;
 }
 
-test('aborting a stream frees the only sequence slot for the next request', async () => {
+test('aborting a stream frees the only sequence slot for the next request (B21)', async () => {
   const before = await server.metrics();
   await abortAfterFirstChunk(true);
   const r = await client.chat.completions.create({
@@ -42,7 +42,7 @@ test('aborting a stream frees the only sequence slot for the next request', asyn
   assert.equal(await until(async () => (await server.metrics()).num_requests_running === 0), true);
 });
 
-test('a non-streaming request whose client disconnects is cancelled too', async () => {
+test('a non-streaming request whose client disconnects is cancelled too (B21)', async () => {
   const before = await server.metrics();
   const ac = new AbortController();
   const pending = client.chat.completions

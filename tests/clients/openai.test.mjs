@@ -60,7 +60,7 @@ test('the developer role is accepted (B13)', async () => {
   assert.equal(r.choices.length, 1);
 });
 
-test('streaming chat completion with usage, joined text equals the non-streamed text', async () => {
+test('streaming chat completion with usage, no split code point, joined text equals the non-streamed text (B18)', async () => {
   const req = { model: MODEL, messages: [{ role: 'user', content: 'Tell me a story.' }], max_tokens: 24, temperature: 0 };
   const full = await client.chat.completions.create(req);
   const stream = await client.chat.completions.create({ ...req, stream: true, stream_options: { include_usage: true } });
@@ -100,7 +100,7 @@ test('the same seed gives the same sampled text', async () => {
   assert.equal(a.choices[0].message.content, b.choices[0].message.content);
 });
 
-test('8 concurrent streams all complete with correct usage, batched into shared ticks', async () => {
+test('8 concurrent streams all complete with correct usage, batched into shared ticks (B25)', async () => {
   const before = await server.metrics();
   const one = async (i) => {
     const stream = await client.chat.completions.create({

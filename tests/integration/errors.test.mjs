@@ -104,7 +104,7 @@ test('a body over the size limit is a 413 in the same shape', async () => {
   assertOpenAIError(await post('/v1/chat/completions', huge), 413, { code: 'request_too_large' });
 });
 
-test('unsupported features are refused, not ignored', async () => {
+test('unsupported features are refused, not ignored; an image part is a 400, not a 500 (B15)', async () => {
   assertOpenAIError(await post('/v1/chat/completions', { messages: user, logprobs: true }), 400, { param: 'logprobs' });
   assertOpenAIError(
     await post('/v1/chat/completions', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:,' } }] }] }),

@@ -42,7 +42,7 @@ TEST(OpenAIRequest, ParsesAChatRequest) {
     EXPECT_TRUE(o.include_usage);
 }
 
-TEST(OpenAIRequest, DeveloperRoleBecomesOneLeadingSystemMessage) {
+TEST(OpenAIRequest, B13_DeveloperRoleBecomesOneLeadingSystemMessage) {
     generate_request r;
     openai_options o;
     api_error e;
@@ -56,7 +56,7 @@ TEST(OpenAIRequest, DeveloperRoleBecomesOneLeadingSystemMessage) {
     EXPECT_EQ(r.messages[1].role, "user");
 }
 
-TEST(OpenAIRequest, TextPartsAreJoinedAndImagesRejected) {
+TEST(OpenAIRequest, B15_TextPartsAreJoinedAndImagesRejected) {
     generate_request r;
     openai_options o;
     api_error e;
@@ -70,7 +70,7 @@ TEST(OpenAIRequest, TextPartsAreJoinedAndImagesRejected) {
     EXPECT_EQ(err.param, "messages[0].content");
 }
 
-TEST(OpenAIRequest, MaxCompletionTokensWinsOverMaxTokens) {
+TEST(OpenAIRequest, B10_MaxCompletionTokensWinsOverMaxTokens) {
     generate_request r;
     openai_options o;
     api_error e;

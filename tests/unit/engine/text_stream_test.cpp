@@ -25,7 +25,7 @@ TEST(TextStream, PassesPlainText) {
     EXPECT_FALSE(ts.stopped());
 }
 
-TEST(TextStream, NeverSplitsACodePoint) {
+TEST(TextStream, B18_NeverSplitsACodePoint) {
     // 赋 = E8 B5 8B split over two tokens, 🚀 over three (B18).
     text_stream ts;
     std::vector<std::string> rel;

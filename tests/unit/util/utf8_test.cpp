@@ -21,7 +21,7 @@ TEST(Utf8, InvalidBytesAreNotHeldForever) {
     EXPECT_EQ(complete_prefix("a\xFF"), 2u);
 }
 
-TEST(Utf8, SanitizeReplacesInvalidSequences) {
+TEST(Utf8, B19_SanitizeReplacesInvalidSequences) {
     EXPECT_EQ(sanitize("ok"), "ok");
     EXPECT_EQ(sanitize("\xE2\x28"), "\xEF\xBF\xBD(");               // B19's bytes
     EXPECT_EQ(sanitize("a\xF0\x9F"), "a\xEF\xBF\xBD\xEF\xBF\xBD");  // truncated at the end
