@@ -275,25 +275,6 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
     pumps_--;
 }
 
-bool session_manager::count_tokens(const generate_request &req, int32_t &n, start_error &err) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    pb::TokenizeReply reply;
-    grpc::Status st = stub_->Tokenize(&ctx, to_proto(req, "count"), &reply);
-    if (!st.ok()) {
-        err.type    = start_error::kind::UNAVAILABLE;
-        err.message = "the inference worker is not available (" + st.error_message() + ")";
-        return false;
-    }
-    if (reply.has_rejected()) {
-        err = from_rejected(reply.rejected());
-        return false;
-    }
-    n = reply.prompt_tokens();
-    return true;
-}
-
 std::vector<session_manager::session_info> session_manager::running_sessions() {
     std::vector<session_info> out;
     const auto now = std::chrono::steady_clock::now();

@@ -60,8 +60,6 @@ class session_manager {
      */
     std::shared_ptr<session> start(const generate_request &req, start_error &err);
 
-    /** Counts the prompt tokens `req` would use (validation included). */
-    bool count_tokens(const generate_request &req, int32_t &n, start_error &err);
 
     /** Asks the worker for its state (deadline ~1 s). */
     worker_health health();

@@ -164,14 +164,5 @@ grpc::Status worker_service::Health(grpc::ServerContext *, const pb::HealthReque
     return grpc::Status::OK;
 }
 
-grpc::Status worker_service::Tokenize(grpc::ServerContext *, const pb::GenerateRequest *req,
-                                      pb::TokenizeReply *reply) {
-    if (!ready_.load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
-    rendered_prompt prompt;
-    if (!prepare(*req, prompt, *reply->mutable_rejected())) return grpc::Status::OK;
-    reply->clear_rejected();
-    reply->set_prompt_tokens(static_cast<int32_t>(prompt.tokens.size()));
-    return grpc::Status::OK;
-}
 
 }  // namespace sf

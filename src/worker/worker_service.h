@@ -30,9 +30,6 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
                         superfluid::worker::v1::CancelReply *reply) override;
     grpc::Status Health(grpc::ServerContext *ctx, const superfluid::worker::v1::HealthRequest *req,
                         superfluid::worker::v1::HealthReply *reply) override;
-    grpc::Status Tokenize(grpc::ServerContext *ctx,
-                          const superfluid::worker::v1::GenerateRequest *req,
-                          superfluid::worker::v1::TokenizeReply *reply) override;
 
   private:
     /** Renders/tokenizes the request's input; false with `rej` filled when it cannot. */
