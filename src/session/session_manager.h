@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -60,6 +61,14 @@ class session_manager {
      */
     std::shared_ptr<session> start(const generate_request &req, start_error &err);
 
+    /**
+     * Embeds inputs on the worker (Embed RPC). Vectors are mean-pooled, not normalized.
+     * Returns false with `err` when the worker rejects the inputs or is unavailable.
+     */
+    bool embed(const superfluid::worker::v1::EmbedRequest &req,
+               superfluid::worker::v1::EmbedReply &reply, start_error &err);
+    /** The loaded model's facts (ModelInfo RPC), fetched once and cached; false if unavailable. */
+    bool model_info(superfluid::worker::v1::ModelInfoReply &out);
 
     /** Asks the worker for its state (deadline ~1 s). */
     worker_health health();
@@ -80,7 +89,8 @@ class session_manager {
     superfluid::worker::v1::GenerateRequest to_proto(const generate_request &req,
                                                      const std::string &id) const;
     void pump(std::shared_ptr<session> s, priority_class cls,
-              std::chrono::steady_clock::time_point t0, superfluid::worker::v1::GenerateRequest preq,
+              std::chrono::steady_clock::time_point t0,
+              superfluid::worker::v1::GenerateRequest preq,
               std::shared_ptr<grpc::ClientContext> ctx,
               std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader);
     std::string new_session_id();
@@ -93,6 +103,8 @@ class session_manager {
     std::atomic<uint64_t> counter_{0};
     std::atomic<int> pumps_{0};
     std::atomic<bool> shutting_down_{false};
+    std::mutex info_mu_;
+    std::optional<superfluid::worker::v1::ModelInfoReply> info_;
 
     // Sessions whose events are still flowing (for shutdown).
     std::mutex live_mu_;
