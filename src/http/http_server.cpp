@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "api/api_error.h"
+#include "http/embed_routes.h"
 #include "http/ollama_model_routes.h"
 #include "http/ollama_routes.h"
 #include "http/openai_routes.h"
@@ -107,6 +108,7 @@ void http_server::register_routes() {
     rc.max_body_bytes = opts_.max_body_bytes;
     rc.priority       = opts_.priority;
     register_ollama_routes(svr, rc);
+    register_embed_routes(svr, rc);
     register_ollama_model_routes(svr, rc, opts_.model_path);
     register_openai_routes(svr, std::move(rc));
 }
