@@ -66,13 +66,13 @@ bool parse_openai_embeddings(const std::string &body, embed_job &out, api_error 
     const json &in = j["input"];
     bool ok        = false;
     if (in.is_array() && !in.empty() && in[0].is_number_integer()) {
-        embed_item item{false, "", {}};
+        embed_input item{false, "", {}};
         ok = token_ids(in, item.tokens);
         out.inputs.push_back(std::move(item));
     } else if (in.is_array() && !in.empty() && in[0].is_array()) {
         ok = true;
         for (const auto &row : in) {
-            embed_item item{false, "", {}};
+            embed_input item{false, "", {}};
             ok = ok && token_ids(row, item.tokens);
             out.inputs.push_back(std::move(item));
         }

@@ -8,20 +8,13 @@
 #include <vector>
 
 #include "api/api_error.h"
-#include "engine/engine.h"
+#include "engine/embed_input.h"
 
 namespace sf {
 
-/** One input: text, or token ids used as given. */
-struct embed_item {
-    bool is_text = true;
-    std::string text;
-    std::vector<token_id> tokens;
-};
-
 struct embed_job {
     std::string model;
-    std::vector<embed_item> inputs;  // may be empty for Ollama (a load request)
+    std::vector<embed_input> inputs;  // may be empty for Ollama (a load request)
     bool truncate  = false;          // cut inputs longer than the context (Ollama's default)
     bool base64    = false;          // OpenAI encoding_format "base64"
     int dimensions = 0;              // requested vector size; 0 = the model's

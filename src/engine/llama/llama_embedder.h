@@ -13,19 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "engine/embed_input.h"
 
 struct llama_model;
 struct llama_context;
 
 namespace sf {
-
-/** One input: text (tokenized here) or token ids used as given. */
-struct embed_input {
-    bool is_text = true;
-    std::string text;
-    std::vector<token_id> tokens;
-};
 
 /** One result: mean-pooled over the input's tokens, not normalized. */
 struct embed_result {
