@@ -60,6 +60,11 @@ class session_manager {
      */
     std::shared_ptr<session> start(const generate_request &req, start_error &err);
 
+    /**
+     * Renders and tokenizes `req` on the worker exactly as start() would, without generating
+     * (Anthropic count_tokens). Returns false with `err` when it cannot.
+     */
+    bool count_prompt_tokens(const generate_request &req, int32_t &tokens, start_error &err);
 
     /** Asks the worker for its state (deadline ~1 s). */
     worker_health health();
@@ -80,7 +85,8 @@ class session_manager {
     superfluid::worker::v1::GenerateRequest to_proto(const generate_request &req,
                                                      const std::string &id) const;
     void pump(std::shared_ptr<session> s, priority_class cls,
-              std::chrono::steady_clock::time_point t0, superfluid::worker::v1::GenerateRequest preq,
+              std::chrono::steady_clock::time_point t0,
+              superfluid::worker::v1::GenerateRequest preq,
               std::shared_ptr<grpc::ClientContext> ctx,
               std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader);
     std::string new_session_id();
