@@ -110,6 +110,7 @@ pb::GenerateRequest session_manager::to_proto(const generate_request &req,
         auto *chat = out.mutable_chat();
         chat->set_add_generation_prompt(true);
         for (const auto &m : req.messages) protocol::to_proto(m, *chat->add_messages());
+        protocol::to_proto(req.chat, *chat->mutable_options());
     } else {
         out.set_prompt(req.prompt);
     }
@@ -172,6 +173,7 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
     if (req.want_prompt_tokens)
         s->set_prompt_token_ids({acc.prompt_token_ids().begin(), acc.prompt_token_ids().end()});
     s->set_canceller([ctx] { ctx->TryCancel(); });
+    s->set_parse_spec(protocol::from_proto(acc.parse()));
     pumps_++;
     {
         std::lock_guard lk(live_mu_);
@@ -182,6 +184,31 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
         pump(s, cls, t0, preq, ctx, reader);
     }).detach();
     return s;
+}
+
+bool session_manager::count_prompt_tokens(const generate_request &req, int32_t &tokens,
+                                          start_error &err) {
+    if (shutting_down_.load()) {
+        err.type    = start_error::kind::UNAVAILABLE;
+        err.message = "the server is shutting down";
+        return false;
+    }
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    ctx.set_wait_for_ready(true);
+    pb::GenerateEvent reply;
+    grpc::Status st = stub_->Render(&ctx, to_proto(req, new_session_id()), &reply);
+    if (!st.ok()) {
+        err.type    = start_error::kind::UNAVAILABLE;
+        err.message = "the inference worker is not available (" + st.error_message() + ")";
+        return false;
+    }
+    if (reply.has_rejected()) {
+        err = from_rejected(reply.rejected());
+        return false;
+    }
+    tokens = reply.accepted().prompt_tokens();
+    return true;
 }
 
 // Relays one session's events from the worker into `s`. When the worker dies mid-stream, the
