@@ -57,8 +57,10 @@ json responses_builder::response() const {
 }
 
 std::string responses_builder::start() {
-    return event("response.created", {{"response", response()}}) +
-           event("response.in_progress", {{"response", response()}});
+    // Sequenced statements: the operands of `+` may be evaluated in any order.
+    std::string out = event("response.created", {{"response", response()}});
+    out += event("response.in_progress", {{"response", response()}});
+    return out;
 }
 
 std::string responses_builder::open(item_kind k, const chat_delta *call) {
@@ -147,8 +149,10 @@ std::string responses_builder::apply(const std::vector<chat_delta> &deltas) {
     for (const auto &d : deltas) {
         switch (d.type) {
             case chat_delta::kind::REASONING:
-                if (open_ != item_kind::REASONING)
-                    out += close() + open(item_kind::REASONING, nullptr);
+                if (open_ != item_kind::REASONING) {
+                    out += close();
+                    out += open(item_kind::REASONING, nullptr);
+                }
                 out += append_text(item_kind::REASONING, d.text);
                 break;
             case chat_delta::kind::CONTENT:
@@ -158,13 +162,15 @@ std::string responses_builder::apply(const std::vector<chat_delta> &deltas) {
                         pending_ws_ += d.text;
                         break;
                     }
-                    out += close() + open(item_kind::MESSAGE, nullptr);
+                    out += close();
+                    out += open(item_kind::MESSAGE, nullptr);
                 }
                 out += append_text(item_kind::MESSAGE, pending_ws_ + d.text);
                 pending_ws_.clear();
                 break;
             case chat_delta::kind::TOOL_CALL_START:
-                out += close() + open(item_kind::FUNCTION_CALL, &d);
+                out += close();
+                out += open(item_kind::FUNCTION_CALL, &d);
                 open_tool_ = d.tool_index;
                 pending_ws_.clear();
                 break;
@@ -182,7 +188,8 @@ std::string responses_builder::finish(finish_reason reason, const std::string &e
     std::string out;
     if (output_.empty() && !pending_ws_.empty()) {
         // The whole answer was whitespace: it is still the answer.
-        out += open(item_kind::MESSAGE, nullptr) + append_text(item_kind::MESSAGE, pending_ws_);
+        out += open(item_kind::MESSAGE, nullptr);
+        out += append_text(item_kind::MESSAGE, pending_ws_);
         pending_ws_.clear();
     }
     out += close();
