@@ -1,0 +1,47 @@
+// Pieces every generation route shares (OpenAI, Anthropic, Ollama, Responses): reading a body
+// whatever its Content-Type, noticing a client that left, waiting for a session's end, and the
+// API key / priority headers.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "api/priority.h"
+#include "session/session.h"
+
+namespace httplib {
+class Request;
+class Response;
+class DataSink;
+class ContentReader;
+}  // namespace httplib
+
+namespace sf {
+
+/**
+ * Reads the whole body through a content reader (no form parsing, any Content-Type). False
+ * when it exceeds `max_bytes`.
+ */
+bool read_request_body(const httplib::ContentReader &reader, size_t max_bytes, std::string &body);
+
+/** True when the client went away; checks the socket at most every 100 ms per `last_check`. */
+bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_point &last_check);
+
+/** Seconds since the Unix epoch. */
+int64_t unix_now();
+
+/** The headers api/priority.h reads. */
+priority_headers priority_headers_of(const httplib::Request &req);
+
+/**
+ * Non-streaming: waits for the session's end, appending released text (token texts and the
+ * finish's tail) to `text`. Returns false (and cancels the session) when the client left.
+ */
+bool wait_for_session(session &s, const httplib::Request &req, std::string &text,
+                      session_event &fin);
+
+/** Writes one SSE frame: optional `event:` line, then `data:`. False when the client left. */
+bool write_sse_event(httplib::DataSink &sink, const std::string &event, const std::string &data);
+
+}  // namespace sf
