@@ -130,6 +130,7 @@ bool parse_common(const json &j, generate_request &out, ollama_options &opts, ap
         if (f.is_string() && f == "json") {
             chat.json_schema = R"({"type":"object"})";
         } else if (f.is_object()) {
+            if (!fields::enforceable_schema(f, true, "format", err)) return false;
             chat.json_schema = f.dump();
         } else if (!(f.is_string() && f == "")) {
             err = bad_request("'format' must be \"json\" or a JSON schema object", "format",
@@ -185,6 +186,8 @@ bool parse_tools(const json &j, chat_options &chat, api_error &err) {
                               p + ".function.parameters", "invalid_type");
             return false;
         }
+        if (!fields::enforceable_schema(params, false, p + ".function.parameters", err))
+            return false;
         spec.parameters = params.dump();
         chat.tools.push_back(std::move(spec));
     }

@@ -171,6 +171,7 @@ bool parse_tools(const json &j, chat_options &chat, api_error &err) {
                               "invalid_type");
             return false;
         }
+        if (!fields::enforceable_schema(params, false, p + ".parameters", err)) return false;
         spec.parameters = params.dump();
         chat.tools.push_back(std::move(spec));
     }
@@ -217,6 +218,7 @@ bool parse_text_format(const json &j, chat_options &chat, api_error &err) {
         return true;
     }
     if (type == "json_schema" && f.contains("schema") && f["schema"].is_object()) {
+        if (!fields::enforceable_schema(f["schema"], true, "text.format.schema", err)) return false;
         chat.json_schema = f["schema"].dump();
         return true;
     }

@@ -5,7 +5,9 @@
 
 #include <filesystem>
 
+#include "api/anthropic_response.h"
 #include "api/api_error.h"
+#include "http/anthropic_routes.h"
 #include "http/embed_routes.h"
 #include "http/ollama_model_routes.h"
 #include "http/ollama_routes.h"
@@ -68,7 +70,11 @@ void http_server::register_routes() {
             if (res.status >= 500) e.type = "server_error";
         }
         cors_headers(res);
-        res.set_content(openai_error_body(e), "application/json");
+        // Anthropic clients get Anthropic's error shape (they send anthropic-version).
+        const bool anthropic =
+            req.path.rfind("/v1/messages", 0) == 0 || req.has_header("anthropic-version");
+        res.set_content(anthropic ? anthropic_error_body(e) : openai_error_body(e),
+                        "application/json");
     });
     svr.set_exception_handler(
         [](const httplib::Request &, httplib::Response &res, std::exception_ptr ep) {
@@ -108,6 +114,7 @@ void http_server::register_routes() {
     rc.model_id       = opts_.model_id;
     rc.max_body_bytes = opts_.max_body_bytes;
     rc.priority       = opts_.priority;
+    register_anthropic_routes(svr, rc);
     register_ollama_routes(svr, rc);
     register_embed_routes(svr, rc);
     register_responses_routes(svr, rc);

@@ -22,6 +22,7 @@ void send_error(httplib::Response &res, const api_error &e) {
 // The state one streamed response carries across content-provider calls.
 struct stream_state {
     std::shared_ptr<session> s;
+    std::unique_ptr<chat_output_parser> parser;  // chat: text → content/reasoning/tool deltas
     openai_meta meta;
     bool chat                                        = true;
     bool include_usage                               = false;
@@ -32,8 +33,7 @@ struct stream_state {
 };
 
 bool write_sse(httplib::DataSink &sink, const std::string &data) {
-    std::string frame = "data: " + data + "\n\n";
-    return sink.write(frame.data(), frame.size());
+    return write_sse_event(sink, "", data);
 }
 
 // One step of an SSE stream: waits briefly for events, writes them; false ends the stream.
@@ -51,9 +51,12 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
     for (const auto &ev : evs) {
         ++st.cursor;
         if (ev.text.empty()) continue;
-        std::string chunk = st.chat ? openai_chat_chunk(st.meta, &ev.text, false, nullptr, false)
-                                    : openai_completion_chunk(st.meta, &ev.text, nullptr, false);
-        if (!write_sse(sink, chunk)) return false;
+        if (st.chat) {
+            for (const auto &d : st.parser->push(ev.text))
+                if (!write_sse(sink, openai_chat_delta_chunk(st.meta, d))) return false;
+        } else if (!write_sse(sink, openai_completion_chunk(st.meta, &ev.text, nullptr, false))) {
+            return false;
+        }
     }
     if (!fin) return true;
 
@@ -63,16 +66,24 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
         api_error e{500, "server_error", fin->error.empty() ? "generation failed" : fin->error, "",
                     ""};
         write_sse(sink, openai_error_body(e));
+    } else if (st.chat) {
+        auto deltas = st.parser->push(fin->text);
+        for (auto &d : st.parser->finish()) deltas.push_back(std::move(d));
+        for (const auto &d : deltas)
+            if (!write_sse(sink, openai_chat_delta_chunk(st.meta, d))) return false;
+        const char *reason =
+            openai_chat_finish_reason(fin->reason, !st.parser->message().tool_calls.empty());
+        if (!write_sse(sink, openai_chat_finish_chunk(st.meta, reason))) return false;
+        if (st.include_usage &&
+            !write_sse(sink, openai_chat_chunk(st.meta, nullptr, false, nullptr, true)))
+            return false;
     } else {
         const std::string *tail = fin->text.empty() ? nullptr : &fin->text;
-        std::string chunk = st.chat ? openai_chat_chunk(st.meta, tail, false, &fin->reason, false)
-                                    : openai_completion_chunk(st.meta, tail, &fin->reason, false);
-        if (!write_sse(sink, chunk)) return false;
-        if (st.include_usage) {
-            std::string usage = st.chat ? openai_chat_chunk(st.meta, nullptr, false, nullptr, true)
-                                        : openai_completion_chunk(st.meta, nullptr, nullptr, true);
-            if (!write_sse(sink, usage)) return false;
-        }
+        if (!write_sse(sink, openai_completion_chunk(st.meta, tail, &fin->reason, false)))
+            return false;
+        if (st.include_usage &&
+            !write_sse(sink, openai_completion_chunk(st.meta, nullptr, nullptr, true)))
+            return false;
     }
     write_sse(sink, "[DONE]");
     st.done = true;
@@ -90,7 +101,9 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     bool ok = chat ? parse_openai_chat(body, greq, opts, err)
                    : parse_openai_completion(body, greq, opts, err);
     if (!ok) return send_error(res, err);
-    if (!apply_priority(req, rc.priority, greq, res, err)) return send_error(res, err);
+    if (!resolve_priority(greq.cls_from_body, priority_headers_of(req), rc.priority, greq.cls, err))
+        return send_error(res, err);
+    res.set_header("X-Superfluid-Priority", class_name(greq.cls));
     if (!rc.model_ok(greq.model)) {
         api_error e{404, "invalid_request_error",
                     "the model '" + greq.model + "' does not exist; this server serves '" +
@@ -104,7 +117,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     auto s = sessions.start(greq, serr);
     if (!s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
-        return send_error(res, from_start_error(serr));
+        return send_error(res, openai_start_error(serr));
     }
     res.set_header("X-Superfluid-Session", s->id());
 
@@ -121,41 +134,46 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
         st->meta          = meta;
         st->chat          = chat;
         st->include_usage = opts.include_usage;
-        return serve_stream(
-            res, "text/event-stream", s,
-            [st, &req](httplib::DataSink &sink) { return stream_step(*st, req, sink); },
-            [st] { return st->done; });
+        if (chat)
+            st->parser =
+                std::make_unique<chat_output_parser>(s->parse_spec(), "call_" + s->id() + "_");
+        res.set_header("Cache-Control", "no-cache");
+        res.set_chunked_content_provider(
+            "text/event-stream",
+            [st, &req](size_t, httplib::DataSink &sink) {
+                if (st->done) return false;
+                bool keep = stream_step(*st, req, sink);
+                if (!keep) st->s->cancel();
+                return keep;
+            },
+            [st](bool success) {
+                if (!success || !st->done) st->s->cancel();
+            });
+        return;
     }
 
     // Non-streaming: collect, watching for a client that gives up waiting.
     std::string text;
-    size_t cursor   = 0;
-    auto last_check = std::chrono::steady_clock::now();
-    for (;;) {
-        std::vector<session_event> evs;
-        std::optional<session_event> fin;
-        bool got = s->read(cursor, evs, fin, 100ms);
-        if (client_gone(req, last_check)) {
-            s->cancel();
-            return;
-        }
-        if (!got) continue;
-        for (const auto &ev : evs) text += ev.text;
-        cursor += evs.size();
-        if (!fin) continue;
-        if (fin->reason == finish_reason::ERROR || fin->reason == finish_reason::CANCELLED) {
-            // A shutdown is "try again later" (503); a failed engine is a server error (500).
-            api_error e{sessions.shutting_down() ? 503 : 500, "server_error",
-                        fin->error.empty() ? "generation failed" : fin->error, "", ""};
-            return send_error(res, e);
-        }
-        text += fin->text;
-        meta.completion_tokens = fin->completion_tokens;
-        res.set_content(chat ? openai_chat_response(meta, text, fin->reason)
-                             : openai_completion_response(meta, text, fin->reason),
-                        "application/json");
+    session_event fin;
+    if (!wait_for_session(*s, req, text, fin)) return;
+    if (fin.reason == finish_reason::ERROR || fin.reason == finish_reason::CANCELLED) {
+        // A shutdown is "try again later" (503); a failed engine is a server error (500).
+        api_error e{sessions.shutting_down() ? 503 : 500, "server_error",
+                    fin.error.empty() ? "generation failed" : fin.error, "", ""};
+        return send_error(res, e);
+    }
+    meta.completion_tokens = fin.completion_tokens;
+    if (!chat) {
+        res.set_content(openai_completion_response(meta, text, fin.reason), "application/json");
         return;
     }
+    chat_output_parser parser(s->parse_spec(), "call_" + s->id() + "_");
+    parser.push(text);
+    parser.finish();
+    const auto &msg = parser.message();
+    res.set_content(openai_chat_message_response(
+                        meta, msg, openai_chat_finish_reason(fin.reason, !msg.tool_calls.empty())),
+                    "application/json");
 }
 
 }  // namespace
@@ -167,7 +185,7 @@ void register_openai_routes(httplib::Server &svr, openai_route_context ctx) {
                  [rc, chat](const httplib::Request &req, httplib::Response &res,
                             const httplib::ContentReader &reader) {
                      std::string body;
-                     if (!read_body(reader, rc->max_body_bytes, body)) {
+                     if (!read_request_body(reader, rc->max_body_bytes, body)) {
                          api_error e{413, "invalid_request_error", "the request body is too large",
                                      "", "request_too_large"};
                          return send_error(res, e);

@@ -72,13 +72,15 @@ test('a forced function call streams arguments that parse and validate against t
       input: 'What is the weather in Paris for 3 days?',
       tools: [WEATHER, { type: 'function', name: 'get_time', parameters: { type: 'object', properties: {} } }],
       tool_choice: { type: 'function', name: 'get_weather' },
-      max_output_tokens: 200,
+      parallel_tool_calls: false, // exactly one call, then the grammar ends the answer
+      max_output_tokens: 400,
       stream: true,
     }),
   );
-  const { items } = checkResponsesStream(events);
+  const { items, terminal } = checkResponsesStream(events);
+  assert.equal(terminal, 'response.completed');
   const calls = items.filter((i) => i.kind === 'function_call');
-  assert.ok(calls.length >= 1, 'a function call item');
+  assert.equal(calls.length, 1, 'one function call item');
   for (const c of calls) {
     assert.equal(c.item.name, 'get_weather');
     assert.match(c.item.call_id, /^call_/);
@@ -126,6 +128,7 @@ test('unsupported requests are 400s that name the field', async () => {
     [{ background: true }, 'background'],
     [{ previous_response_id: 'resp_x' }, 'previous_response_id'],
     [{ tools: [{ type: 'web_search' }] }, 'tools[0].type'],
+    [{ text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object', not: { required: ['a'] } } } } }, 'text.format.schema'],
     [{ input: [{ type: 'item_reference', id: 'x' }] }, 'input[0].type'],
   ]) {
     await assert.rejects(
