@@ -8,7 +8,7 @@
 namespace sf {
 
 struct serve_options {
-    std::string model;  // path to a .gguf; empty = the embedded default model
+    std::string model;  // a .gguf path or org/repo[:TAG][@rev]; empty = the default model
     std::string host      = "127.0.0.1";
     int port              = 8453;
     int ctx_size          = 8192;  // tokens per sequence
