@@ -8,6 +8,7 @@
 #include "api/api_error.h"
 #include "http/openai_routes.h"
 #include "http/status_routes.h"
+#include "http/store_routes.h"
 #include "util/log.h"
 
 namespace sf {
@@ -97,6 +98,7 @@ void http_server::register_routes() {
     });
 
     register_status_routes(svr, sessions_, opts_.model_id, opts_.model_path);
+    if (!opts_.state_dir.empty()) register_store_routes(svr, opts_.state_dir);
 
     openai_route_context rc;
     rc.sessions       = &sessions_;

@@ -123,7 +123,7 @@ std::vector<repo_file> hf_cache::snapshot_files(const std::string &repo,
          it.increment(ec)) {
         if (!it->is_regular_file(ec)) continue;  // follows the link; dangling ones are skipped
         repo_file f;
-        f.path           = fs::relative(it->path(), dir, ec).string();
+        f.path           = it->path().lexically_relative(dir).string();  // relative() follows links
         f.size           = fs::file_size(it->path(), ec);
         std::string blob = fs::read_symlink(it->path(), ec).filename().string();
         if (!ec && is_hex(blob, 64))

@@ -48,7 +48,7 @@ export async function startServer(args = [], { modelPath = model() } = {}) {
   const port = await freePort();
   const stateDir = mkdtempSync(join(scratch, 'state-'));
   const logFile = [];
-  const proc = spawn(SUPERFLUID, ['serve', modelPath, '--port', String(port), '--state-dir', stateDir, ...args], {
+  const proc = spawn(SUPERFLUID, ['serve', ...(modelPath ? [modelPath] : []), '--port', String(port), '--state-dir', stateDir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   proc.stdout.on('data', (d) => logFile.push(d.toString()));
