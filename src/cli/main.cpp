@@ -3,6 +3,7 @@
 
 #include "api/priority.h"
 #include "cli/bench_command.h"
+#include "cli/launch_command.h"
 #include "cli/model_commands.h"
 #include "cli/ps_command.h"
 #include "cli/serve_command.h"
@@ -88,6 +89,11 @@ int main(int argc, char **argv) {
         c->add_option("--state-dir", store_dir,
                       "State directory (default: $XDG_STATE_HOME/superfluid)");
 
+    sf::launch_options lo;
+    auto *launch = app.add_subcommand(
+        "launch", "Run a coding agent against Superfluid (starts the server when needed)");
+    sf::add_launch_options(*launch, lo);
+
     sf::worker_options wo;
     auto *worker = app.add_subcommand("worker", "Run an inference worker (started by `serve`)");
     worker->add_option("--model", wo.engine.model_path, "Path to the .gguf model")->required();
@@ -116,5 +122,6 @@ int main(int argc, char **argv) {
     if (*pull) return sf::run_pull(pull_model, store_dir);
     if (*list) return sf::run_list(store_dir);
     if (*rm) return sf::run_rm(rm_models, store_dir);
+    if (*launch) return sf::run_launch(lo);
     return 2;
 }

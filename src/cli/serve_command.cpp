@@ -32,7 +32,7 @@ std::string ensure_default_model(const std::string &state_dir, std::string &erro
     return error.empty() ? path : std::string{};
 }
 
-static std::string self_exe() {
+std::string self_exe() {
     char buf[4096];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
     return n > 0 ? std::string(buf, n) : std::string("superfluid");

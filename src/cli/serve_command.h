@@ -28,6 +28,9 @@ struct serve_options {
 /** Runs the head until SIGINT/SIGTERM. Returns the exit code. */
 int run_serve(const serve_options &opts);
 
+/** This executable's path (/proc/self/exe), to start `superfluid worker` or `serve`. */
+std::string self_exe();
+
 /** The default model's path under `state_dir`, written on first use (random weights). */
 std::string ensure_default_model(const std::string &state_dir, std::string &error);
 
