@@ -3,11 +3,10 @@
 // own HF_HOME and state directory.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync, statSync, lstatSync, readlinkSync, mkdirSync, writeFileSync, symlinkSync, copyFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SUPERFLUID, model, startServer, until } from '../lib/server.mjs';
+import { model, startServer, until, runSuperfluid } from '../lib/server.mjs';
 import { startHub } from '../lib/hub.mjs';
 
 let hub;
@@ -32,17 +31,7 @@ function sandbox(extra = {}) {
 }
 
 /** Runs superfluid asynchronously (the stand-in hub lives in this process's event loop). */
-function sf(args, env, { onSpawn } = {}) {
-  return new Promise((resolve) => {
-    const p = spawn(SUPERFLUID, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    onSpawn?.(p);
-    p.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
+const sf = runSuperfluid;
 
 const pull = (name, box) => sf(['pull', name, '--state-dir', box.state], box.env);
 const sha = (b) => hub.sha256(b);

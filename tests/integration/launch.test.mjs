@@ -4,27 +4,17 @@
 // script stands in for one (--bin), except Claude Code in tests/clients.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, chmodSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SUPERFLUID, model, startServer, freePort, until } from '../lib/server.mjs';
+import { model, startServer, freePort, runSuperfluid } from '../lib/server.mjs';
 
 const cleanup = [];
 after(async () => {
   for (const f of cleanup) await f();
 });
 
-function sf(args, env = process.env) {
-  return new Promise((resolve) => {
-    const p = spawn(SUPERFLUID, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const sf = runSuperfluid;
 
 /** Parses --print output: { env, unset, files: {path: content}, exec: [argv] }. */
 function parsePrint(text) {

@@ -102,3 +102,19 @@ export async function until(fn, ms = 20000, step = 100) {
   }
   return v;
 }
+
+/**
+ * Runs `superfluid ARGS` to completion without blocking the event loop (a stand-in server in
+ * the same process keeps answering). Resolves { code, signal, stdout, stderr }.
+ */
+export function runSuperfluid(args, env = process.env, { onSpawn } = {}) {
+  return new Promise((resolve) => {
+    const p = spawn(SUPERFLUID, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    onSpawn?.(p);
+    p.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
