@@ -2,6 +2,7 @@
 
 #include <cpp-httplib/httplib.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -42,6 +43,41 @@ server_probe probe_server(const std::string &host, int port) {
     return p;
 }
 
+// Starts `args` as a daemon (double fork: its parent is init, not the agent that launch
+// becomes) in its own session, so the agent's Ctrl-C does not reach it. Output goes to `log`.
+// Returns its pid, or -1.
+static pid_t start_detached(std::vector<std::string> args, const std::string &log) {
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    pid_t child = fork();
+    if (child < 0) return -1;
+    if (child == 0) {
+        close(fds[0]);
+        setsid();
+        pid_t server = fork();
+        if (server == 0) {
+            close(fds[1]);
+            int fd  = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+            int nul = open("/dev/null", O_RDONLY);
+            if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
+            if (nul >= 0) dup2(nul, 0);
+            std::vector<char *> argv;
+            for (auto &a : args) argv.push_back(a.data());
+            argv.push_back(nullptr);
+            execv(argv[0], argv.data());
+            _exit(127);
+        }
+        ssize_t w = write(fds[1], &server, sizeof server);
+        _exit(w == sizeof server ? 0 : 1);
+    }
+    close(fds[1]);
+    pid_t server = -1;
+    if (read(fds[0], &server, sizeof server) != sizeof server) server = -1;
+    close(fds[0]);
+    waitpid(child, nullptr, 0);
+    return server;
+}
+
 static void print_tail(const std::string &log) {
     std::ifstream f(log);
     std::vector<std::string> lines;
@@ -66,20 +102,7 @@ bool ensure_server(const std::string &host, int port, const std::string &model,
              {std::string("--host"), host, std::string("--port"), std::to_string(port)})
             args.push_back(a);
         if (!state_dir.empty()) args.insert(args.end(), {"--state-dir", state_dir});
-        pid = fork();
-        if (pid == 0) {
-            // Detached: its own session, so the agent's Ctrl-C does not stop the server.
-            setsid();
-            int fd  = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-            int nul = open("/dev/null", O_RDONLY);
-            if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
-            if (nul >= 0) dup2(nul, 0);
-            std::vector<char *> argv;
-            for (auto &a : args) argv.push_back(a.data());
-            argv.push_back(nullptr);
-            execv(argv[0], argv.data());
-            _exit(127);
-        }
+        pid = start_detached(args, log);
         if (pid < 0) {
             perror("superfluid launch: fork");
             return false;
@@ -98,7 +121,7 @@ bool ensure_server(const std::string &host, int port, const std::string &model,
         std::this_thread::sleep_for(std::chrono::milliseconds(250));
         out = probe_server(host, port);
         if (out.ready) return true;
-        if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == pid) {
+        if (pid > 0 && kill(pid, 0) != 0) {  // init reaps it: gone means exited
             fprintf(stderr, "superfluid launch: the server exited before it was ready; log:\n");
             print_tail(log);
             return false;

@@ -19,6 +19,10 @@ static store::model_store open_store(const std::string &state_dir) {
 
 int run_pull(const std::string &model, const std::string &state_dir) {
     auto ref = store::parse_model_ref(model);
+    if (!ref && store::is_local_model_path(model)) {
+        fprintf(stderr, "superfluid pull: %s is a local path; serve it as it is\n", model.c_str());
+        return 1;
+    }
     if (!ref) {
         fprintf(stderr, "superfluid pull: \"%s\" is not a hub model (org/repo[:TAG][@rev])\n",
                 model.c_str());
