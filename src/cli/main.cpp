@@ -3,6 +3,8 @@
 
 #include "api/priority.h"
 #include "cli/bench_command.h"
+#include "cli/launch_command.h"
+#include "cli/model_commands.h"
 #include "cli/ps_command.h"
 #include "cli/serve_command.h"
 #include "worker/worker_main.h"
@@ -15,7 +17,9 @@ int main(int argc, char **argv) {
     sf::serve_options so;
     auto *serve = app.add_subcommand("serve", "Serve a GGUF model over the OpenAI API on one port");
     serve->add_option("model", so.model,
-                      "Path to a .gguf model (default: the embedded test model)");
+                      "A .gguf file or a hub model org/repo[:TAG][@rev], pulled when missing "
+                      "(default: unsloth/Qwen3-0.6B-GGUF:Q4_K_M, offline the embedded test "
+                      "model)");
     serve->add_option("--host", so.host, "Address to listen on")->capture_default_str();
     serve->add_option("--port", so.port, "Port to listen on")
         ->capture_default_str()
@@ -101,6 +105,25 @@ int main(int argc, char **argv) {
     ps->add_option("--host", ps_host, "Server address")->capture_default_str();
     ps->add_option("--port", ps_port, "Server port")->capture_default_str();
 
+    // The model store (store/model_store.h): pull, list, rm.
+    std::string pull_model, store_dir;
+    std::vector<std::string> rm_models;
+    auto *pull = app.add_subcommand("pull", "Download a model from the Hugging Face hub");
+    pull->add_option("model", pull_model, "org/repo[:TAG][@rev], e.g. unsloth/Qwen3-8B-GGUF:Q4_K_M")
+        ->required();
+    auto *list = app.add_subcommand("list", "List the pulled models");
+    auto *rm   = app.add_subcommand("rm", "Remove pulled models");
+    rm->add_option("models", rm_models, "Models to remove (names as `list` shows them)")
+        ->required();
+    for (auto *c : {pull, list, rm})
+        c->add_option("--state-dir", store_dir,
+                      "State directory (default: $XDG_STATE_HOME/superfluid)");
+
+    sf::launch_options lo;
+    auto *launch = app.add_subcommand(
+        "launch", "Run a coding agent against Superfluid (starts the server when needed)");
+    sf::add_launch_options(*launch, lo);
+
     sf::worker_options wo;
     auto *worker = app.add_subcommand("worker", "Run an inference worker (started by `serve`)");
     worker->add_option("--model", wo.engine.model_path, "Path to the .gguf model")->required();
@@ -127,5 +150,9 @@ int main(int argc, char **argv) {
     if (*worker) return sf::run_worker(wo);
     if (*ps) return sf::run_ps(ps_host, ps_port);
     if (*bench) return sf::run_bench(bo, argc, argv);
+    if (*pull) return sf::run_pull(pull_model, store_dir);
+    if (*list) return sf::run_list(store_dir);
+    if (*rm) return sf::run_rm(rm_models, store_dir);
+    if (*launch) return sf::run_launch(lo);
     return 2;
 }

@@ -8,7 +8,7 @@
 namespace sf {
 
 struct serve_options {
-    std::string model;  // path to a .gguf; empty = the embedded default model
+    std::string model;  // a .gguf path or org/repo[:TAG][@rev]; empty = the default model
     std::string host      = "127.0.0.1";
     int port              = 8453;
     int ctx_size          = 8192;  // tokens per sequence
@@ -33,6 +33,9 @@ struct serve_options {
 
 /** Runs the head until SIGINT/SIGTERM. Returns the exit code. */
 int run_serve(const serve_options &opts);
+
+/** This executable's path (/proc/self/exe), to start `superfluid worker` or `serve`. */
+std::string self_exe();
 
 /** The default model's path under `state_dir`, written on first use (random weights). */
 std::string ensure_default_model(const std::string &state_dir, std::string &error);
