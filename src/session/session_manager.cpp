@@ -306,7 +306,13 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
                     journal_token(s, protocol::from_proto(ev.token()));
                 } else if (ev.has_finished()) {
                     finished = true;
-                    journal_finish(s, protocol::from_proto(ev.finished()));
+                    session_event fe = protocol::from_proto(ev.finished());
+                    // Cut short by a shutdown: left unfinished in the journal, to be resumed.
+                    if (shutting_down_.load() && fe.reason == finish_reason::CANCELLED) {
+                        s->finish(std::move(fe));
+                    } else {
+                        journal_finish(s, std::move(fe));
+                    }
                 }
             }
             grpc::Status st = reader->Finish();

@@ -44,7 +44,7 @@ async function runAll(server, bodies, onProgress) {
         buf += dec.decode(value, { stream: true });
         let nl;
         while ((nl = buf.indexOf('\n\n')) >= 0) {
-          // A frame may carry an `id: <session>:<index>` line before its data line.
+          // A frame may carry an `id:` line (the journal's event id) before its data.
           const frame = buf.slice(0, nl).split('\n').find((l) => l.startsWith('data: ')) ?? '';
           buf = buf.slice(nl + 2);
           if (!frame.startsWith('data: ') || frame === 'data: [DONE]') continue;
