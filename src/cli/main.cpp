@@ -69,6 +69,36 @@ int main(int argc, char **argv) {
         ->capture_default_str()
         ->check(CLI::Range(1, 1000000));
 
+    std::string journal_mode = "on";
+    serve
+        ->add_option("--journal", journal_mode,
+                     "Write-ahead token journal under the state dir (off: no persistence, for "
+                     "benchmarks)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"on", "off"}));
+    serve
+        ->add_option("--journal-sync", so.journal_sync,
+                     "Journal durability: off (no fsync), normal (survives any process crash), "
+                     "full (also a power loss)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"off", "normal", "full"}));
+    serve
+        ->add_option(
+            "--journal-max-age", so.journal_max_age_s,
+            "Finished sessions are removed from the journal after this (e.g. 90m, 24h, 7d)")
+        ->default_str("7d")
+        ->transform(CLI::AsNumberWithUnit(
+            std::map<std::string, int64_t>{{"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}},
+            CLI::AsNumberWithUnit::CASE_SENSITIVE));
+    serve
+        ->add_option("--journal-max-size", so.journal_max_bytes,
+                     "Above this, the oldest finished sessions are removed (e.g. 64MiB, 1GiB)")
+        ->default_str("256MiB")
+        ->transform(CLI::AsSizeValue(false));
+    // Test only: caps the journal file (SQLite max_page_count, 4 KiB pages) to simulate a full
+    // disk.
+    serve->add_option("--journal-max-pages", so.journal_max_pages)->group("");
+
     std::string ps_host = "127.0.0.1";
     int ps_port         = 8453;
     auto *ps = app.add_subcommand("ps", "Show the running server's model, worker and sessions");
@@ -114,6 +144,7 @@ int main(int argc, char **argv) {
     CLI11_PARSE(app, argc, argv);
     if (*serve) {
         so.default_priority = *sf::parse_class_name(default_priority);
+        so.journal          = journal_mode == "on";
         return sf::run_serve(so);
     }
     if (*worker) return sf::run_worker(wo);

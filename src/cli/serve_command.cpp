@@ -8,6 +8,7 @@
 
 #include "cli/model_source.h"
 #include "http/http_server.h"
+#include "journal/journal_open.h"
 #include "mkmodel.h"
 #include "session/session_manager.h"
 #include "util/log.h"
@@ -36,6 +37,28 @@ std::string self_exe() {
     char buf[4096];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
     return n > 0 ? std::string(buf, n) : std::string("superfluid");
+}
+
+// The journal writer for `opts` (a disabled one with --journal off or when none can be created).
+static std::unique_ptr<journal::writer> open_journal(const serve_options &opts) {
+    if (!opts.journal) {
+        SF_LOG_WARN("serve",
+                    "journaling is off: tokens are not persisted, no resume after a restart");
+        return std::make_unique<journal::writer>(nullptr);
+    }
+    journal::options jo;
+    jo.path      = opts.state_dir + "/journal.db";
+    jo.sync      = opts.journal_sync == "off"    ? journal::sync_mode::OFF
+                   : opts.journal_sync == "full" ? journal::sync_mode::FULL
+                                                 : journal::sync_mode::NORMAL;
+    jo.max_age_s = opts.journal_max_age_s;
+    jo.max_bytes = opts.journal_max_bytes;
+    jo.max_pages = opts.journal_max_pages;
+    auto db      = journal::open_journal(jo);
+    if (db)
+        SF_LOG_INFO("serve", "journal %s (sync %s)", jo.path.c_str(),
+                    journal::sync_mode_name(jo.sync));
+    return std::make_unique<journal::writer>(std::move(db));
 }
 
 int run_serve(const serve_options &in) {
@@ -72,10 +95,13 @@ int run_serve(const serve_options &in) {
                                      "--aging-ms",      std::to_string(opts.aging_ms),
                                      "--max-queue",     std::to_string(opts.max_queue)};
     session_manager sessions(argv, sock);
+    sessions.use_journal(open_journal(opts));
     if (!sessions.start_worker()) {
         SF_LOG_ERROR("serve", "cannot start the worker process");
         return 1;
     }
+    if (size_t n = sessions.resume_journaled())
+        SF_LOG_INFO("serve", "resuming %zu unfinished sessions from the journal", n);
 
     http_options ho;
     ho.host                   = opts.host;

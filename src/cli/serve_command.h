@@ -23,6 +23,12 @@ struct serve_options {
     priority_class default_priority = priority_class::NORMAL;
     int64_t aging_ms                = 10000;  // scheduler aging step (scheduler.h)
     int max_queue                   = 1024;   // waiting sessions per class before overload errors
+    // The token journal (src/journal): STATE/journal.db.
+    bool journal              = true;           // --journal on|off (off: for benchmarks)
+    std::string journal_sync  = "normal";       // off | normal | full (SQLite PRAGMA synchronous)
+    int64_t journal_max_age_s = 7 * 24 * 3600;  // finished sessions kept this long
+    int64_t journal_max_bytes = 256ll << 20;    // and at most this much data
+    int64_t journal_max_pages = 0;  // hidden, tests: PRAGMA max_page_count (a "full disk")
 };
 
 /** Runs the head until SIGINT/SIGTERM. Returns the exit code. */

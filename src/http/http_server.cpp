@@ -7,6 +7,7 @@
 
 #include "api/api_error.h"
 #include "http/openai_routes.h"
+#include "http/session_routes.h"
 #include "http/status_routes.h"
 #include "http/store_routes.h"
 #include "util/log.h"
@@ -107,6 +108,7 @@ void http_server::register_routes() {
     rc.max_body_bytes = opts_.max_body_bytes;
     rc.priority       = opts_.priority;
     register_openai_routes(svr, std::move(rc));
+    register_session_routes(svr, sessions_);
 }
 
 bool http_server::listen() {

@@ -6,6 +6,7 @@
 
 #include "api/openai_request.h"
 #include "api/openai_response.h"
+#include "http/session_ids.h"
 
 namespace sf {
 
@@ -78,6 +79,7 @@ struct stream_state {
     bool started                                     = false;
     bool done                                        = false;
     size_t cursor                                    = 0;
+    size_t first_cursor                              = 0;  // > 0: a re-attached reader
     std::chrono::steady_clock::time_point last_check = std::chrono::steady_clock::now();
 };
 
@@ -91,8 +93,9 @@ bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_po
     return req.is_connection_closed();
 }
 
-bool write_sse(httplib::DataSink &sink, const std::string &data) {
-    std::string frame = "data: " + data + "\n\n";
+// One SSE frame; `id` (empty: none) lets a client re-attach after it with Last-Event-ID.
+bool write_sse(httplib::DataSink &sink, const std::string &data, const std::string &id = "") {
+    std::string frame = (id.empty() ? "" : "id: " + id + "\n") + "data: " + data + "\n\n";
     return sink.write(frame.data(), frame.size());
 }
 
@@ -100,7 +103,8 @@ bool write_sse(httplib::DataSink &sink, const std::string &data) {
 bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSink &sink) {
     if (!st.started) {
         st.started = true;
-        if (st.chat && !write_sse(sink, openai_chat_chunk(st.meta, nullptr, true, nullptr, false)))
+        if (st.chat && st.first_cursor == 0 &&
+            !write_sse(sink, openai_chat_chunk(st.meta, nullptr, true, nullptr, false)))
             return false;
     }
     std::vector<session_event> evs;
@@ -113,9 +117,17 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
         if (ev.text.empty()) continue;
         std::string chunk = st.chat ? openai_chat_chunk(st.meta, &ev.text, false, nullptr, false)
                                     : openai_completion_chunk(st.meta, &ev.text, nullptr, false);
-        if (!write_sse(sink, chunk)) return false;
+        if (!write_sse(sink, chunk, sse_event_id(st.s->id(), ev.index))) return false;
     }
     if (!fin) return true;
+    // A re-attached reader that already saw the final chunk (its id is the token count).
+    const size_t final_index = static_cast<size_t>(std::max(0, fin->completion_tokens));
+    if (st.first_cursor > final_index) {
+        write_sse(sink, "[DONE]");
+        st.done = true;
+        sink.done();
+        return true;
+    }
 
     st.meta.completion_tokens = fin->completion_tokens;
     if (fin->reason == finish_reason::ERROR) {
@@ -127,7 +139,7 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
         const std::string *tail = fin->text.empty() ? nullptr : &fin->text;
         std::string chunk = st.chat ? openai_chat_chunk(st.meta, tail, false, &fin->reason, false)
                                     : openai_completion_chunk(st.meta, tail, &fin->reason, false);
-        if (!write_sse(sink, chunk)) return false;
+        if (!write_sse(sink, chunk, sse_event_id(st.s->id(), final_index))) return false;
         if (st.include_usage) {
             std::string usage = st.chat ? openai_chat_chunk(st.meta, nullptr, false, nullptr, true)
                                         : openai_completion_chunk(st.meta, nullptr, nullptr, true);
@@ -171,33 +183,13 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
         return send_error(res, from_start_error(serr));
     }
-    res.set_header("X-Superfluid-Session", s->id());
+    set_session_header(res, s->id());
 
-    openai_meta meta;
-    meta.id            = (chat ? "chatcmpl-" : "cmpl-") + s->id();
-    meta.model         = greq.model;
-    meta.created       = unix_now();
-    meta.prompt_tokens = s->prompt_tokens();
-    meta.cached_tokens = s->cached_tokens();
+    openai_meta meta = openai_session_meta(*s, chat);
+    meta.model       = greq.model;
 
     if (opts.stream) {
-        auto st           = std::make_shared<stream_state>();
-        st->s             = s;
-        st->meta          = meta;
-        st->chat          = chat;
-        st->include_usage = opts.include_usage;
-        res.set_header("Cache-Control", "no-cache");
-        res.set_chunked_content_provider(
-            "text/event-stream",
-            [st, &req](size_t, httplib::DataSink &sink) {
-                if (st->done) return false;
-                bool keep = stream_step(*st, req, sink);
-                if (!keep) st->s->cancel();
-                return keep;
-            },
-            [st](bool success) {
-                if (!success || !st->done) st->s->cancel();
-            });
+        stream_openai_session(req, res, s, meta, chat, opts.include_usage, 0, true);
         return;
     }
 
@@ -233,6 +225,40 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
 }
 
 }  // namespace
+
+openai_meta openai_session_meta(const session &s, bool chat) {
+    openai_meta meta;
+    meta.id            = (chat ? "chatcmpl-" : "cmpl-") + s.id();
+    meta.model         = s.model();
+    meta.created       = s.created_unix() > 0 ? s.created_unix() : unix_now();
+    meta.prompt_tokens = s.prompt_tokens();
+    meta.cached_tokens = s.cached_tokens();
+    return meta;
+}
+
+void stream_openai_session(const httplib::Request &req, httplib::Response &res,
+                           std::shared_ptr<session> s, const openai_meta &meta, bool chat,
+                           bool include_usage, size_t cursor, bool cancel_on_disconnect) {
+    auto st           = std::make_shared<stream_state>();
+    st->s             = std::move(s);
+    st->meta          = meta;
+    st->chat          = chat;
+    st->include_usage = include_usage;
+    st->cursor        = cursor;
+    st->first_cursor  = cursor;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [st, &req, cancel_on_disconnect](size_t, httplib::DataSink &sink) {
+            if (st->done) return false;
+            bool keep = stream_step(*st, req, sink);
+            if (!keep && cancel_on_disconnect) st->s->cancel();
+            return keep;
+        },
+        [st, cancel_on_disconnect](bool success) {
+            if ((!success || !st->done) && cancel_on_disconnect) st->s->cancel();
+        });
+}
 
 void register_openai_routes(httplib::Server &svr, openai_route_context ctx) {
     auto rc = std::make_shared<const openai_route_context>(std::move(ctx));
