@@ -6,6 +6,9 @@
 #include <filesystem>
 
 #include "api/api_error.h"
+#include "http/embed_routes.h"
+#include "http/ollama_model_routes.h"
+#include "http/ollama_routes.h"
 #include "http/openai_routes.h"
 #include "http/session_routes.h"
 #include "http/status_routes.h"
@@ -107,6 +110,9 @@ void http_server::register_routes() {
     rc.model_id       = opts_.model_id;
     rc.max_body_bytes = opts_.max_body_bytes;
     rc.priority       = opts_.priority;
+    register_ollama_routes(svr, rc);
+    register_embed_routes(svr, rc);
+    register_ollama_model_routes(svr, rc, opts_.model_path);
     register_openai_routes(svr, std::move(rc));
     register_session_routes(svr, sessions_);
 }

@@ -6,6 +6,7 @@
 
 #include "api/openai_request.h"
 #include "api/openai_response.h"
+#include "http/route_util.h"
 #include "http/session_ids.h"
 
 namespace sf {
@@ -17,57 +18,6 @@ using namespace std::chrono_literals;
 void send_error(httplib::Response &res, const api_error &e) {
     res.status = e.status;
     res.set_content(openai_error_body(e), "application/json");
-}
-
-api_error from_start_error(const start_error &se) {
-    api_error e;
-    e.message = se.message;
-    e.param   = se.param;
-    switch (se.type) {
-        case start_error::kind::INVALID_REQUEST:
-            e.status = 400;
-            break;
-        case start_error::kind::CONTEXT_LENGTH:
-            e.status = 400;
-            e.code   = "context_length_exceeded";
-            break;
-        case start_error::kind::UNAVAILABLE:
-            e.status = 503;
-            e.type   = "server_error";
-            e.code   = "service_unavailable";
-            break;
-        case start_error::kind::OVERLOADED:
-            e.status = 429;
-            e.type   = "rate_limit_error";
-            e.code   = "overloaded";
-            break;
-        case start_error::kind::INTERNAL:
-            e.status = 500;
-            e.type   = "server_error";
-            break;
-    }
-    return e;
-}
-
-// Reads the whole body through a content reader, so httplib applies no form-urlencoded
-// parsing or limit to it: bodies are JSON whatever Content-Type the client sent.
-bool read_body(const httplib::ContentReader &reader, size_t max_bytes, std::string &body) {
-    bool too_large = false;
-    reader([&](const char *data, size_t len) {
-        if (body.size() + len > max_bytes) {
-            too_large = true;
-            return false;
-        }
-        body.append(data, len);
-        return true;
-    });
-    return !too_large;
-}
-
-int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
 }
 
 // The state one streamed response carries across content-provider calls.
@@ -82,16 +32,6 @@ struct stream_state {
     size_t first_cursor                              = 0;  // > 0: a re-attached reader
     std::chrono::steady_clock::time_point last_check = std::chrono::steady_clock::now();
 };
-
-// True when the client went away. Checked on a clock, not only when idle: a session that
-// keeps producing tokens must notice a gone client too (writes may still succeed for a while
-// into the socket buffer).
-bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_point &last_check) {
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_check < 100ms) return false;
-    last_check = now;
-    return req.is_connection_closed();
-}
 
 // One SSE frame; `id` (empty: none) lets a client re-attach after it with Last-Event-ID.
 bool write_sse(httplib::DataSink &sink, const std::string &data, const std::string &id = "") {
@@ -162,12 +102,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     bool ok = chat ? parse_openai_chat(body, greq, opts, err)
                    : parse_openai_completion(body, greq, opts, err);
     if (!ok) return send_error(res, err);
-    priority_headers ph{req.get_header_value("X-Superfluid-Priority"),
-                        req.get_header_value("Authorization"), req.get_header_value("x-api-key"),
-                        req.get_header_value("User-Agent")};
-    if (!resolve_priority(greq.cls_from_body, ph, rc.priority, greq.cls, err))
-        return send_error(res, err);
-    res.set_header("X-Superfluid-Priority", class_name(greq.cls));
+    if (!apply_priority(req, rc.priority, greq, res, err)) return send_error(res, err);
     if (!rc.model_ok(greq.model)) {
         api_error e{404, "invalid_request_error",
                     "the model '" + greq.model + "' does not exist; this server serves '" +

@@ -23,6 +23,8 @@ struct generate_request {
     // The adapter, journaled so a re-attached stream speaks the same format: "openai.chat",
     // "openai.completion", … (empty: openai.chat / openai.completion from is_chat).
     std::string api;
+    std::vector<token_id> prefix_tokens;  // before the rendered prompt (Ollama generate `context`)
+    bool want_prompt_tokens = false;      // session::prompt_token_ids() gets filled
 };
 
 }  // namespace sf

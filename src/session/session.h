@@ -51,6 +51,9 @@ class session {
     const std::string &model() const { return model_; }
     int32_t prompt_tokens() const { return prompt_tokens_; }
     int32_t cached_tokens() const { return cached_tokens_; }
+    /** The prompt's token ids, when the request asked for them (set before start() returns). */
+    const std::vector<token_id> &prompt_token_ids() const { return prompt_token_ids_; }
+    void set_prompt_token_ids(std::vector<token_id> ids) { prompt_token_ids_ = std::move(ids); }
 
     /** Appends a token event (pump thread). */
     void add_token(session_event ev);
@@ -79,6 +82,7 @@ class session {
     std::string model_;
     int32_t prompt_tokens_;
     int32_t cached_tokens_;
+    std::vector<token_id> prompt_token_ids_;
 
     priority_class cls_                            = priority_class::NORMAL;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

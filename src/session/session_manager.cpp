@@ -134,6 +134,8 @@ pb::GenerateRequest session_manager::to_proto(const generate_request &req,
     }
     ps->set_seed(seed);
     out.set_priority(protocol::to_proto(req.cls));
+    for (token_id t : req.prefix_tokens) out.add_prefix_tokens(t);
+    out.set_want_prompt_tokens(req.want_prompt_tokens);
     return out;
 }
 
@@ -184,6 +186,8 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
                                              : "openai.completion";
     const int64_t now_ms  = unix_ms();
     s->set_api(api, now_ms / 1000);
+    if (req.want_prompt_tokens)
+        s->set_prompt_token_ids({acc.prompt_token_ids().begin(), acc.prompt_token_ids().end()});
     s->set_origin(req.cls, t0);
 
     // The session row is committed before any of its tokens can be (same writer queue) and
@@ -460,6 +464,41 @@ std::vector<session_manager::session_info> session_manager::running_sessions() {
                        std::chrono::duration<double>(now - s->started()).count()});
     }
     return out;
+}
+
+bool session_manager::embed(const pb::EmbedRequest &req, pb::EmbedReply &reply, start_error &err) {
+    if (shutting_down_.load()) {
+        err.type    = start_error::kind::UNAVAILABLE;
+        err.message = "the server is shutting down";
+        return false;
+    }
+    channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::ClientContext ctx;
+    grpc::Status st = stub_->Embed(&ctx, req, &reply);
+    if (!st.ok()) {
+        err.type    = start_error::kind::UNAVAILABLE;
+        err.message = "the inference worker is not available (" + st.error_message() + ")";
+        return false;
+    }
+    if (reply.has_rejected()) {
+        err = from_rejected(reply.rejected());
+        return false;
+    }
+    return true;
+}
+
+bool session_manager::model_info(pb::ModelInfoReply &out) {
+    std::lock_guard lk(info_mu_);
+    if (!info_) {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+        ctx.set_wait_for_ready(true);
+        pb::ModelInfoReply r;
+        if (!stub_->ModelInfo(&ctx, pb::ModelInfoRequest{}, &r).ok()) return false;
+        info_ = std::move(r);
+    }
+    out = *info_;
+    return true;
 }
 
 worker_health session_manager::health() {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -80,6 +81,15 @@ class session_manager {
      */
     std::shared_ptr<session> find(const std::string &id, bool *interrupted = nullptr);
 
+    /**
+     * Embeds inputs on the worker (Embed RPC). Vectors are mean-pooled, not normalized.
+     * Returns false with `err` when the worker rejects the inputs or is unavailable.
+     */
+    bool embed(const superfluid::worker::v1::EmbedRequest &req,
+               superfluid::worker::v1::EmbedReply &reply, start_error &err);
+    /** The loaded model's facts (ModelInfo RPC), fetched once and cached; false if unavailable. */
+    bool model_info(superfluid::worker::v1::ModelInfoReply &out);
+
     /** Asks the worker for its state (deadline ~1 s). */
     worker_health health();
     worker_process &worker() { return *worker_; }
@@ -123,6 +133,8 @@ class session_manager {
     std::atomic<uint64_t> counter_{0};
     std::atomic<int> pumps_{0};
     std::atomic<bool> shutting_down_{false};
+    std::mutex info_mu_;
+    std::optional<superfluid::worker::v1::ModelInfoReply> info_;
 
     // Sessions whose events are still flowing (for shutdown).
     std::mutex live_mu_;
