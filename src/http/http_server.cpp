@@ -112,7 +112,7 @@ void http_server::register_routes() {
     rc.priority       = opts_.priority;
     register_ollama_routes(svr, rc);
     register_embed_routes(svr, rc);
-    register_ollama_model_routes(svr, rc, opts_.model_path);
+    register_ollama_model_routes(svr, rc, opts_.model_path, opts_.state_dir);
     register_openai_routes(svr, std::move(rc));
     register_session_routes(svr, sessions_);
 }
