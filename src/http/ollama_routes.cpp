@@ -9,6 +9,7 @@
 #include "api/ollama_response.h"
 #include "chat/output_parser.h"
 #include "http/route_util.h"
+#include "http/session_ids.h"
 
 namespace sf {
 
@@ -209,7 +210,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
     if (greq.is_chat)
         r->parser =
             std::make_unique<chat_output_parser>(r->s->parse_spec(), "call_" + r->s->id() + "_");
-    res.set_header("X-Superfluid-Session", r->s->id());
+    set_session_header(res, r->s->id());
     if (r->opts.num_ctx > 0) {
         // options.num_ctx below the server's context: the prompt must fit in it, and the
         // answer stops when it is full (Ollama's context would hold no more).

@@ -74,7 +74,7 @@ test('format with a JSON schema: the content parses and validates', async () => 
     const v = JSON.parse(r.message.content);
     assert.deepEqual(Object.keys(v).sort(), ['age', 'name', 'tags']);
     assert.equal(typeof v.name, 'string');
-    assert.ok(v.name.length <= 16);
+    assert.ok([...v.name].length <= 16, "maxLength counts code points");
     assert.ok(Number.isInteger(v.age));
     assert.ok(Array.isArray(v.tags) && v.tags.length <= 2 && v.tags.every((t) => typeof t === 'string'));
   }

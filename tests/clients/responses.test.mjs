@@ -87,7 +87,7 @@ test('a forced function call streams arguments that parse and validate against t
     const args = JSON.parse(c.text);
     assert.deepEqual(Object.keys(args).sort(), ['city', 'days']);
     assert.equal(typeof args.city, 'string');
-    assert.ok(args.city.length <= 12);
+    assert.ok([...args.city].length <= 12, 'maxLength counts code points');
     assert.ok(Number.isInteger(args.days));
   }
 });
