@@ -110,6 +110,7 @@ export function checkAnthropicStream(text) {
  * reasoning_content / tool_calls deltas (a call's first delta carries index, id, type and
  * name; later ones only argument text), exactly one finish_reason on the last choice chunk,
  * an optional usage chunk, then [DONE] — or an error payload then [DONE].
+ * Legacy text_completion streams are read the same way (choices[0].text).
  * Returns { content, reasoning, toolCalls: [{id, name, arguments}], finishReason, usage, error }.
  */
 export function checkOpenAIStream(text) {
@@ -127,7 +128,7 @@ export function checkOpenAIStream(text) {
       out.error = c.error;
       return out;
     }
-    assert.equal(c.object, 'chat.completion.chunk');
+    assert.ok(['chat.completion.chunk', 'text_completion'].includes(c.object), c.object);
     id ??= c.id;
     assert.equal(c.id, id, 'one id for all chunks');
     if (c.choices.length === 0) {
@@ -138,8 +139,9 @@ export function checkOpenAIStream(text) {
     }
     assert.equal(out.finishReason, null, 'nothing after the finish_reason chunk but usage');
     assert.equal(c.choices.length, 1);
-    const { delta, finish_reason: fr } = c.choices[0];
-    if (k === 0) assert.equal(delta.role, 'assistant', 'the first chunk has the role');
+    const { delta = {}, finish_reason: fr } = c.choices[0];
+    if (c.object === 'text_completion') out.content += c.choices[0].text;
+    else if (k === 0) assert.equal(delta.role, 'assistant', 'the first chunk has the role');
     if (typeof delta.content === 'string') out.content += delta.content;
     if (typeof delta.reasoning_content === 'string') out.reasoning += delta.reasoning_content;
     for (const tc of delta.tool_calls ?? []) {
@@ -167,4 +169,19 @@ export function checkOpenAIStream(text) {
 /** Reads a fetch Response body to text (an SSE stream to its end). */
 export async function readAll(res) {
   return await res.text();
+}
+
+/**
+ * A fetch for SDK clients that also hands every SSE body (as raw text) to `check` once it has
+ * been read in full, so streams an SDK parses still go through the event-grammar checker.
+ * Collected results are pushed to `checked`.
+ */
+export function checkingFetch(check, checked = []) {
+  return async (url, init) => {
+    const res = await fetch(url, init);
+    if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) return res;
+    const [mine, theirs] = res.body.tee();
+    new Response(mine).text().then((t) => checked.push(check(t)), (e) => checked.push(e));
+    return new Response(theirs, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
 }
