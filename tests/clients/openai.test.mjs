@@ -96,9 +96,11 @@ test('temperature 0: the same request twice gives the same text', async () => {
   const req = { model: MODEL, messages: [{ role: 'user', content: 'Describe the sea.' }], max_tokens: 32, temperature: 0 };
   const a = await client.chat.completions.create(req);
   const b = await client.chat.completions.create(req);
-  // The Qwen3 template lets the model start with a <think> block: that text is reasoning.
+  // The Qwen3 template lets the model start with a <think> block: that text is reasoning; the
+  // chat parser trims the whitespace around content (this model's greedy answer is newlines).
   const said = (r) => (r.choices[0].message.reasoning_content ?? '') + r.choices[0].message.content;
-  assert.ok(said(a).length > 0);
+  assert.ok(a.usage.completion_tokens > 0);
+  assert.equal(a.usage.completion_tokens, b.usage.completion_tokens);
   assert.equal(a.choices[0].message.content, b.choices[0].message.content);
   assert.equal(said(a), said(b));
 });
