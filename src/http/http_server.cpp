@@ -8,8 +8,14 @@
 #include "api/anthropic_response.h"
 #include "api/api_error.h"
 #include "http/anthropic_routes.h"
+#include "http/embed_routes.h"
+#include "http/ollama_model_routes.h"
+#include "http/ollama_routes.h"
 #include "http/openai_routes.h"
+#include "http/responses_routes.h"
+#include "http/session_routes.h"
 #include "http/status_routes.h"
+#include "http/store_routes.h"
 #include "util/log.h"
 
 namespace sf {
@@ -103,6 +109,7 @@ void http_server::register_routes() {
     });
 
     register_status_routes(svr, sessions_, opts_.model_id, opts_.model_path);
+    if (!opts_.state_dir.empty()) register_store_routes(svr, opts_.state_dir);
 
     openai_route_context rc;
     rc.sessions       = &sessions_;
@@ -111,7 +118,12 @@ void http_server::register_routes() {
     rc.max_body_bytes = opts_.max_body_bytes;
     rc.priority       = opts_.priority;
     register_anthropic_routes(svr, rc);
+    register_ollama_routes(svr, rc);
+    register_embed_routes(svr, rc);
+    register_responses_routes(svr, rc);
+    register_ollama_model_routes(svr, rc, opts_.model_path, opts_.state_dir);
     register_openai_routes(svr, std::move(rc));
+    register_session_routes(svr, sessions_);
 }
 
 bool http_server::listen() {

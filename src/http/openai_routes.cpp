@@ -7,6 +7,7 @@
 #include "api/openai_request.h"
 #include "api/openai_response.h"
 #include "http/route_util.h"
+#include "http/session_ids.h"
 
 namespace sf {
 
@@ -19,34 +20,9 @@ void send_error(httplib::Response &res, const api_error &e) {
     res.set_content(openai_error_body(e), "application/json");
 }
 
-api_error from_start_error(const start_error &se) {
-    api_error e;
-    e.message = se.message;
-    e.param   = se.param;
-    switch (se.type) {
-        case start_error::kind::INVALID_REQUEST:
-            e.status = 400;
-            break;
-        case start_error::kind::CONTEXT_LENGTH:
-            e.status = 400;
-            e.code   = "context_length_exceeded";
-            break;
-        case start_error::kind::UNAVAILABLE:
-            e.status = 503;
-            e.type   = "server_error";
-            e.code   = "service_unavailable";
-            break;
-        case start_error::kind::OVERLOADED:
-            e.status = 429;
-            e.type   = "rate_limit_error";
-            e.code   = "overloaded";
-            break;
-        case start_error::kind::INTERNAL:
-            e.status = 500;
-            e.type   = "server_error";
-            break;
-    }
-    return e;
+// Tool call ids of a session's answer: unique per session, the same for every reader.
+std::string tool_call_id_prefix(const session &s) {
+    return "call_" + s.id() + "_";
 }
 
 // The state one streamed response carries across content-provider calls.
@@ -59,19 +35,31 @@ struct stream_state {
     bool started                                     = false;
     bool done                                        = false;
     size_t cursor                                    = 0;
+    size_t first_cursor                              = 0;  // > 0: a re-attached reader
     std::chrono::steady_clock::time_point last_check = std::chrono::steady_clock::now();
 };
 
-bool write_sse(httplib::DataSink &sink, const std::string &data) {
-    return write_sse_event(sink, "", data);
+// One SSE frame; `id` (empty: none) lets a client re-attach after it with Last-Event-ID.
+bool write_sse(httplib::DataSink &sink, const std::string &data, const std::string &id = "") {
+    std::string frame = (id.empty() ? "" : "id: " + id + "\n") + "data: " + data + "\n\n";
+    return sink.write(frame.data(), frame.size());
 }
 
 // One step of an SSE stream: waits briefly for events, writes them; false ends the stream.
 bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSink &sink) {
     if (!st.started) {
         st.started = true;
-        if (st.chat && !write_sse(sink, openai_chat_chunk(st.meta, nullptr, true, nullptr, false)))
+        if (st.chat && st.first_cursor == 0 &&
+            !write_sse(sink, openai_chat_chunk(st.meta, nullptr, true, nullptr, false)))
             return false;
+        if (st.chat && st.first_cursor > 0) {
+            // A re-attached reader: the parser catches up on the text the client already has.
+            std::vector<session_event> seen;
+            std::optional<session_event> ignored;
+            st.s->read(0, seen, ignored, 0ms);
+            for (size_t i = 0; i < seen.size() && i < st.first_cursor; ++i)
+                st.parser->push(seen[i].text);
+        }
     }
     std::vector<session_event> evs;
     std::optional<session_event> fin;
@@ -81,14 +69,29 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
     for (const auto &ev : evs) {
         ++st.cursor;
         if (ev.text.empty()) continue;
-        if (st.chat) {
-            for (const auto &d : st.parser->push(ev.text))
-                if (!write_sse(sink, openai_chat_delta_chunk(st.meta, d))) return false;
-        } else if (!write_sse(sink, openai_completion_chunk(st.meta, &ev.text, nullptr, false))) {
-            return false;
+        const std::string id = sse_event_id(st.s->id(), ev.index);
+        if (!st.chat) {
+            if (!write_sse(sink, openai_completion_chunk(st.meta, &ev.text, nullptr, false), id))
+                return false;
+            continue;
+        }
+        // The token's id goes on the last chunk it completes (a re-attach resumes after it).
+        const auto deltas = st.parser->push(ev.text);
+        for (size_t i = 0; i < deltas.size(); ++i) {
+            if (!write_sse(sink, openai_chat_delta_chunk(st.meta, deltas[i]),
+                           i + 1 == deltas.size() ? id : ""))
+                return false;
         }
     }
     if (!fin) return true;
+    // A re-attached reader that already saw the final chunk (its id is the token count).
+    const size_t final_index = static_cast<size_t>(std::max(0, fin->completion_tokens));
+    if (st.first_cursor > final_index) {
+        write_sse(sink, "[DONE]");
+        st.done = true;
+        sink.done();
+        return true;
+    }
 
     st.meta.completion_tokens = fin->completion_tokens;
     if (fin->reason == finish_reason::ERROR) {
@@ -103,14 +106,16 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
             if (!write_sse(sink, openai_chat_delta_chunk(st.meta, d))) return false;
         const char *reason =
             openai_chat_finish_reason(fin->reason, !st.parser->message().tool_calls.empty());
-        if (!write_sse(sink, openai_chat_finish_chunk(st.meta, reason))) return false;
+        if (!write_sse(sink, openai_chat_finish_chunk(st.meta, reason),
+                       sse_event_id(st.s->id(), final_index)))
+            return false;
         if (st.include_usage &&
             !write_sse(sink, openai_chat_chunk(st.meta, nullptr, false, nullptr, true)))
             return false;
     } else {
         const std::string *tail = fin->text.empty() ? nullptr : &fin->text;
-        if (!write_sse(sink, openai_completion_chunk(st.meta, tail, &fin->reason, false)))
-            return false;
+        std::string chunk       = openai_completion_chunk(st.meta, tail, &fin->reason, false);
+        if (!write_sse(sink, chunk, sse_event_id(st.s->id(), final_index))) return false;
         if (st.include_usage &&
             !write_sse(sink, openai_completion_chunk(st.meta, nullptr, nullptr, true)))
             return false;
@@ -131,9 +136,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     bool ok = chat ? parse_openai_chat(body, greq, opts, err)
                    : parse_openai_completion(body, greq, opts, err);
     if (!ok) return send_error(res, err);
-    if (!resolve_priority(greq.cls_from_body, priority_headers_of(req), rc.priority, greq.cls, err))
-        return send_error(res, err);
-    res.set_header("X-Superfluid-Priority", class_name(greq.cls));
+    if (!apply_priority(req, rc.priority, greq, res, err)) return send_error(res, err);
     if (!rc.model_ok(greq.model)) {
         api_error e{404, "invalid_request_error",
                     "the model '" + greq.model + "' does not exist; this server serves '" +
@@ -149,36 +152,13 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
         return send_error(res, from_start_error(serr));
     }
-    res.set_header("X-Superfluid-Session", s->id());
+    set_session_header(res, s->id());
 
-    openai_meta meta;
-    meta.id            = (chat ? "chatcmpl-" : "cmpl-") + s->id();
-    meta.model         = greq.model;
-    meta.created       = unix_now();
-    meta.prompt_tokens = s->prompt_tokens();
-    meta.cached_tokens = s->cached_tokens();
+    openai_meta meta = openai_session_meta(*s, chat);
+    meta.model       = greq.model;
 
     if (opts.stream) {
-        auto st           = std::make_shared<stream_state>();
-        st->s             = s;
-        st->meta          = meta;
-        st->chat          = chat;
-        st->include_usage = opts.include_usage;
-        if (chat)
-            st->parser =
-                std::make_unique<chat_output_parser>(s->parse_spec(), "call_" + s->id() + "_");
-        res.set_header("Cache-Control", "no-cache");
-        res.set_chunked_content_provider(
-            "text/event-stream",
-            [st, &req](size_t, httplib::DataSink &sink) {
-                if (st->done) return false;
-                bool keep = stream_step(*st, req, sink);
-                if (!keep) st->s->cancel();
-                return keep;
-            },
-            [st](bool success) {
-                if (!success || !st->done) st->s->cancel();
-            });
+        stream_openai_session(req, res, s, meta, chat, opts.include_usage, 0, true);
         return;
     }
 
@@ -197,7 +177,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
         res.set_content(openai_completion_response(meta, text, fin.reason), "application/json");
         return;
     }
-    chat_output_parser parser(s->parse_spec(), "call_" + s->id() + "_");
+    chat_output_parser parser(s->parse_spec(), tool_call_id_prefix(*s));
     parser.push(text);
     parser.finish();
     const auto &msg = parser.message();
@@ -208,6 +188,43 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
 
 }  // namespace
 
+openai_meta openai_session_meta(const session &s, bool chat) {
+    openai_meta meta;
+    meta.id            = (chat ? "chatcmpl-" : "cmpl-") + s.id();
+    meta.model         = s.model();
+    meta.created       = s.created_unix() > 0 ? s.created_unix() : unix_now();
+    meta.prompt_tokens = s.prompt_tokens();
+    meta.cached_tokens = s.cached_tokens();
+    return meta;
+}
+
+void stream_openai_session(const httplib::Request &req, httplib::Response &res,
+                           std::shared_ptr<session> s, const openai_meta &meta, bool chat,
+                           bool include_usage, size_t cursor, bool cancel_on_disconnect) {
+    auto st           = std::make_shared<stream_state>();
+    st->s             = std::move(s);
+    st->meta          = meta;
+    st->chat          = chat;
+    st->include_usage = include_usage;
+    st->cursor        = cursor;
+    st->first_cursor  = cursor;
+    if (chat)
+        st->parser =
+            std::make_unique<chat_output_parser>(st->s->parse_spec(), tool_call_id_prefix(*st->s));
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [st, &req, cancel_on_disconnect](size_t, httplib::DataSink &sink) {
+            if (st->done) return false;
+            bool keep = stream_step(*st, req, sink);
+            if (!keep && cancel_on_disconnect) st->s->cancel();
+            return keep;
+        },
+        [st, cancel_on_disconnect](bool success) {
+            if ((!success || !st->done) && cancel_on_disconnect) st->s->cancel();
+        });
+}
+
 void register_openai_routes(httplib::Server &svr, openai_route_context ctx) {
     auto rc = std::make_shared<const openai_route_context>(std::move(ctx));
     for (bool chat : {true, false}) {
@@ -215,7 +232,7 @@ void register_openai_routes(httplib::Server &svr, openai_route_context ctx) {
                  [rc, chat](const httplib::Request &req, httplib::Response &res,
                             const httplib::ContentReader &reader) {
                      std::string body;
-                     if (!read_request_body(reader, rc->max_body_bytes, body)) {
+                     if (!read_body(reader, rc->max_body_bytes, body)) {
                          api_error e{413, "invalid_request_error", "the request body is too large",
                                      "", "request_too_large"};
                          return send_error(res, e);

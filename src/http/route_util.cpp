@@ -7,39 +7,76 @@
 
 namespace sf {
 
-using namespace std::chrono_literals;
-
-bool read_request_body(const httplib::ContentReader &reader, size_t max_bytes, std::string &body) {
-    bool too_large = false;
-    reader([&](const char *data, size_t len) {
-        if (body.size() + len > max_bytes) {
-            too_large = true;
-            return false;
-        }
-        body.append(data, len);
-        return true;
-    });
-    return !too_large;
-}
-
-// Checked on a clock, not only when idle: a session that keeps producing tokens must notice a
-// gone client too (writes may still succeed for a while into the socket buffer).
 bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_point &last_check) {
     auto now = std::chrono::steady_clock::now();
-    if (now - last_check < 100ms) return false;
+    if (now - last_check < std::chrono::milliseconds(100)) return false;
     last_check = now;
     return req.is_connection_closed();
+}
+
+api_error from_start_error(const start_error &se) {
+    api_error e;
+    e.message = se.message;
+    e.param   = se.param;
+    switch (se.type) {
+        case start_error::kind::INVALID_REQUEST:
+            e.status = 400;
+            break;
+        case start_error::kind::CONTEXT_LENGTH:
+            e.status = 400;
+            e.code   = "context_length_exceeded";
+            break;
+        case start_error::kind::UNAVAILABLE:
+            e.status = 503;
+            e.type   = "server_error";
+            e.code   = "service_unavailable";
+            break;
+        case start_error::kind::OVERLOADED:
+            e.status = 429;
+            e.type   = "rate_limit_error";
+            e.code   = "overloaded";
+            break;
+        case start_error::kind::INTERNAL:
+            e.status = 500;
+            e.type   = "server_error";
+            break;
+    }
+    return e;
+}
+
+priority_headers priority_headers_of(const httplib::Request &req) {
+    return {req.get_header_value("X-Superfluid-Priority"), req.get_header_value("Authorization"),
+            req.get_header_value("x-api-key"), req.get_header_value("User-Agent")};
+}
+
+bool apply_priority(const httplib::Request &req, const priority_config &cfg, generate_request &greq,
+                    httplib::Response &res, api_error &err) {
+    if (!resolve_priority(greq.cls_from_body, priority_headers_of(req), cfg, greq.cls, err))
+        return false;
+    res.set_header("X-Superfluid-Priority", class_name(greq.cls));
+    return true;
+}
+
+void serve_stream(httplib::Response &res, const char *content_type, std::shared_ptr<session> s,
+                  std::function<bool(httplib::DataSink &)> step, std::function<bool()> done) {
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        content_type,
+        [s, step, done](size_t, httplib::DataSink &sink) {
+            if (done()) return false;
+            bool keep = step(sink);
+            if (!keep) s->cancel();
+            return keep;
+        },
+        [s, done](bool success) {
+            if (!success || !done()) s->cancel();
+        });
 }
 
 int64_t unix_now() {
     return std::chrono::duration_cast<std::chrono::seconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
-}
-
-priority_headers priority_headers_of(const httplib::Request &req) {
-    return {req.get_header_value("X-Superfluid-Priority"), req.get_header_value("Authorization"),
-            req.get_header_value("x-api-key"), req.get_header_value("User-Agent")};
 }
 
 bool wait_for_session(session &s, const httplib::Request &req, std::string &text,
@@ -49,7 +86,7 @@ bool wait_for_session(session &s, const httplib::Request &req, std::string &text
     for (;;) {
         std::vector<session_event> evs;
         std::optional<session_event> fin;
-        bool got = s.read(cursor, evs, fin, 100ms);
+        bool got = s.read(cursor, evs, fin, std::chrono::milliseconds(100));
         if (client_gone(req, last_check)) {
             s.cancel();
             return false;

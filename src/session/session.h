@@ -29,6 +29,16 @@ class session {
         started_ = started;
     }
     priority_class cls() const { return cls_; }
+    /**
+     * Which API adapter started it ("openai.chat", "openai.completion", …) and its creation
+     * time in unix seconds: what a re-attached stream needs to speak the same format.
+     */
+    void set_api(std::string api, int64_t created_unix) {
+        api_          = std::move(api);
+        created_unix_ = created_unix;
+    }
+    const std::string &api() const { return api_; }
+    int64_t created_unix() const { return created_unix_; }
     /** How to parse the answer (chat requests; from the worker's accepted event). */
     void set_parse_spec(chat_parse_spec spec) { parse_ = std::move(spec); }
     const chat_parse_spec &parse_spec() const { return parse_; }
@@ -44,6 +54,9 @@ class session {
     const std::string &model() const { return model_; }
     int32_t prompt_tokens() const { return prompt_tokens_; }
     int32_t cached_tokens() const { return cached_tokens_; }
+    /** The prompt's token ids, when the request asked for them (set before start() returns). */
+    const std::vector<token_id> &prompt_token_ids() const { return prompt_token_ids_; }
+    void set_prompt_token_ids(std::vector<token_id> ids) { prompt_token_ids_ = std::move(ids); }
 
     /** Appends a token event (pump thread). */
     void add_token(session_event ev);
@@ -58,6 +71,10 @@ class session {
     bool read(size_t cursor, std::vector<session_event> &out,
               std::optional<session_event> &finished, std::chrono::milliseconds timeout);
     bool finished() const;
+    /** Waits until at least `n` tokens were added or the session finished (pump thread). */
+    void wait_tokens(size_t n);
+    /** Waits until the session finished. */
+    void wait_finished();
 
     /** Asks the worker to stop generating (set by the session manager). */
     void set_canceller(std::function<void()> fn);
@@ -68,10 +85,13 @@ class session {
     std::string model_;
     int32_t prompt_tokens_;
     int32_t cached_tokens_;
+    std::vector<token_id> prompt_token_ids_;
 
     chat_parse_spec parse_;
     priority_class cls_                            = priority_class::NORMAL;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    std::string api_;
+    int64_t created_unix_ = 0;
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::vector<session_event> tokens_;

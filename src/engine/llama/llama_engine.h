@@ -8,6 +8,8 @@
 
 #include "engine/engine.h"
 
+struct llama_model;
+
 namespace sf {
 
 /** Options to load a model (units: tokens, threads). */
@@ -49,12 +51,17 @@ class llama_engine final : public engine_i {
 
     /** The model's name from its metadata (general.name), or the file name. */
     const std::string &model_name() const { return model_name_; }
+    /** The loaded weights, for consumers beside the tick loop (llama_embedder, model_info). */
+    llama_model *model() const;
+    /** Decode threads in use. */
+    int32_t threads() const { return threads_; }
 
   private:
     struct impl;
     std::unique_ptr<impl> impl_;
     llama_engine_options opts_;
     std::string model_name_;
+    int32_t threads_ = 1;
 };
 
 }  // namespace sf
