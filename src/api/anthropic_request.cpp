@@ -63,7 +63,9 @@ bool parse_message(const json &m, size_t i, std::vector<chat_message> &out, api_
         return false;
     }
     const std::string role = m["role"].get<std::string>();
-    if (role != "user" && role != "assistant") {
+    // Claude Code also sends {"role": "system"} turns inside `messages`; they join the system
+    // prompt (templates want one system turn, first).
+    if (role != "user" && role != "assistant" && role != "system") {
         err = bad_request(p + ".role: must be 'user' or 'assistant'", p + ".role");
         return false;
     }
@@ -339,15 +341,24 @@ bool parse_anthropic_messages(const std::string &body, bool count_only, generate
     std::string system;
     if (present(j, "system") && !blocks_text(j["system"], "system", false, system, err))
         return false;
-    if (!system.empty()) out.messages.push_back({"system", system, "", "", "", {}});
     if (!j.contains("messages") || !j["messages"].is_array()) {
         err = bad_request("messages: Field required (an array)", "messages");
         return false;
     }
     for (size_t i = 0; i < j["messages"].size(); ++i) {
-        if (!parse_message(j["messages"][i], i, out.messages, err)) return false;
+        const auto &m = j["messages"][i];
+        if (m.is_object() && m.value("role", "") == "system" && m.contains("content")) {
+            std::string text;
+            if (!blocks_text(m["content"], "messages." + std::to_string(i) + ".content", false,
+                             text, err))
+                return false;
+            system += (system.empty() ? "" : "\n\n") + text;
+            continue;
+        }
+        if (!parse_message(m, i, out.messages, err)) return false;
     }
-    if (out.messages.empty()) {
+    if (!system.empty()) out.messages.insert(out.messages.begin(), {"system", system, "", "", "", {}});
+    if (out.messages.empty() || (out.messages.size() == 1 && !system.empty())) {
         err = bad_request("messages: at least one message is required", "messages");
         return false;
     }

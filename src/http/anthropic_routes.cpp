@@ -19,7 +19,7 @@ void send_error(httplib::Response &res, const api_error &e) {
     res.set_content(anthropic_error_body(e), "application/json");
 }
 
-api_error from_start_error(const start_error &se) {
+api_error anthropic_start_error(const start_error &se) {
     api_error e;
     e.message = se.message;
     e.param   = se.param;
@@ -149,7 +149,7 @@ void handle_messages(const httplib::Request &req, const std::string &body, httpl
     auto s = rc.sessions->start(greq, serr);
     if (!s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
-        return send_error(res, from_start_error(serr));
+        return send_error(res, anthropic_start_error(serr));
     }
     res.set_header("X-Superfluid-Session", s->id());
     anthropic_meta meta{"msg_" + s->id().substr(5), greq.model, s->prompt_tokens(), 0};
@@ -204,7 +204,7 @@ void handle_count_tokens(const httplib::Request &req, const std::string &body,
     int32_t n = 0;
     start_error serr;
     if (!rc.sessions->count_prompt_tokens(greq, n, serr))
-        return send_error(res, from_start_error(serr));
+        return send_error(res, anthropic_start_error(serr));
     res.set_content(R"({"input_tokens":)" + std::to_string(n) + "}", "application/json");
 }
 
@@ -219,7 +219,7 @@ void register_anthropic_routes(httplib::Server &svr, anthropic_route_context ctx
         svr.Post(path, [rc, fn = fn](const httplib::Request &req, httplib::Response &res,
                                      const httplib::ContentReader &reader) {
             std::string body;
-            if (!read_request_body(reader, rc->max_body_bytes, body))
+            if (!read_body(reader, rc->max_body_bytes, body))
                 return send_error(res, api_error{413, "", "the request body is too large", "", ""});
             fn(req, body, res, *rc);
         });

@@ -57,7 +57,7 @@ void handle(const std::string &body, httplib::Response &res, const openai_route_
         pb::EmbedReply reply;
         start_error serr;
         if (!rc.sessions->embed(preq, reply, serr)) {
-            api_error e = openai_start_error(serr);
+            api_error e = from_start_error(serr);
             if (e.param.empty()) e.param = "input";
             return send_error(res, f, e);
         }
@@ -94,7 +94,7 @@ void register_embed_routes(httplib::Server &svr, openai_route_context ctx) {
         svr.Post(path, [rc, f = f](const httplib::Request &, httplib::Response &res,
                                    const httplib::ContentReader &reader) {
             std::string body;
-            if (!read_request_body(reader, rc->max_body_bytes, body)) {
+            if (!read_body(reader, rc->max_body_bytes, body)) {
                 return send_error(
                     res, f,
                     api_error{413, "invalid_request_error", "the request body is too large", "",

@@ -204,7 +204,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
     r->s = rc.sessions->start(greq, serr);
     if (!r->s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
-        return send_error(res, openai_start_error(serr).status, serr.message);
+        return send_error(res, from_start_error(serr).status, serr.message);
     }
     r->t_accepted = clock_type::now();
     if (greq.is_chat)
@@ -270,7 +270,7 @@ void register_ollama_routes(httplib::Server &svr, openai_route_context ctx) {
                  [rc, chat](const httplib::Request &req, httplib::Response &res,
                             const httplib::ContentReader &reader) {
                      std::string body;
-                     if (!read_request_body(reader, rc->max_body_bytes, body))
+                     if (!read_body(reader, rc->max_body_bytes, body))
                          return send_error(res, 413, "the request body is too large");
                      handle(req, body, res, *rc, chat);
                  });

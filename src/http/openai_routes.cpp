@@ -20,6 +20,11 @@ void send_error(httplib::Response &res, const api_error &e) {
     res.set_content(openai_error_body(e), "application/json");
 }
 
+// Tool call ids of a session's answer: unique per session, the same for every reader.
+std::string tool_call_id_prefix(const session &s) {
+    return "call_" + s.id() + "_";
+}
+
 // The state one streamed response carries across content-provider calls.
 struct stream_state {
     std::shared_ptr<session> s;
@@ -47,6 +52,14 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
         if (st.chat && st.first_cursor == 0 &&
             !write_sse(sink, openai_chat_chunk(st.meta, nullptr, true, nullptr, false)))
             return false;
+        if (st.chat && st.first_cursor > 0) {
+            // A re-attached reader: the parser catches up on the text the client already has.
+            std::vector<session_event> seen;
+            std::optional<session_event> ignored;
+            st.s->read(0, seen, ignored, 0ms);
+            for (size_t i = 0; i < seen.size() && i < st.first_cursor; ++i)
+                st.parser->push(seen[i].text);
+        }
     }
     std::vector<session_event> evs;
     std::optional<session_event> fin;
@@ -57,12 +70,17 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
         ++st.cursor;
         if (ev.text.empty()) continue;
         const std::string id = sse_event_id(st.s->id(), ev.index);
-        if (st.chat) {
-            for (const auto &d : st.parser->push(ev.text))
-                if (!write_sse(sink, openai_chat_delta_chunk(st.meta, d), id)) return false;
-        } else if (!write_sse(sink, openai_completion_chunk(st.meta, &ev.text, nullptr, false),
-                              id)) {
-            return false;
+        if (!st.chat) {
+            if (!write_sse(sink, openai_completion_chunk(st.meta, &ev.text, nullptr, false), id))
+                return false;
+            continue;
+        }
+        // The token's id goes on the last chunk it completes (a re-attach resumes after it).
+        const auto deltas = st.parser->push(ev.text);
+        for (size_t i = 0; i < deltas.size(); ++i) {
+            if (!write_sse(sink, openai_chat_delta_chunk(st.meta, deltas[i]),
+                           i + 1 == deltas.size() ? id : ""))
+                return false;
         }
     }
     if (!fin) return true;
@@ -74,7 +92,6 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
         sink.done();
         return true;
     }
-    const std::string final_id = sse_event_id(st.s->id(), final_index);
 
     st.meta.completion_tokens = fin->completion_tokens;
     if (fin->reason == finish_reason::ERROR) {
@@ -89,14 +106,16 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
             if (!write_sse(sink, openai_chat_delta_chunk(st.meta, d))) return false;
         const char *reason =
             openai_chat_finish_reason(fin->reason, !st.parser->message().tool_calls.empty());
-        if (!write_sse(sink, openai_chat_finish_chunk(st.meta, reason), final_id)) return false;
+        if (!write_sse(sink, openai_chat_finish_chunk(st.meta, reason),
+                       sse_event_id(st.s->id(), final_index)))
+            return false;
         if (st.include_usage &&
             !write_sse(sink, openai_chat_chunk(st.meta, nullptr, false, nullptr, true)))
             return false;
     } else {
         const std::string *tail = fin->text.empty() ? nullptr : &fin->text;
-        if (!write_sse(sink, openai_completion_chunk(st.meta, tail, &fin->reason, false), final_id))
-            return false;
+        std::string chunk       = openai_completion_chunk(st.meta, tail, &fin->reason, false);
+        if (!write_sse(sink, chunk, sse_event_id(st.s->id(), final_index))) return false;
         if (st.include_usage &&
             !write_sse(sink, openai_completion_chunk(st.meta, nullptr, nullptr, true)))
             return false;
@@ -117,9 +136,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     bool ok = chat ? parse_openai_chat(body, greq, opts, err)
                    : parse_openai_completion(body, greq, opts, err);
     if (!ok) return send_error(res, err);
-    if (!resolve_priority(greq.cls_from_body, priority_headers_of(req), rc.priority, greq.cls, err))
-        return send_error(res, err);
-    res.set_header("X-Superfluid-Priority", class_name(greq.cls));
+    if (!apply_priority(req, rc.priority, greq, res, err)) return send_error(res, err);
     if (!rc.model_ok(greq.model)) {
         api_error e{404, "invalid_request_error",
                     "the model '" + greq.model + "' does not exist; this server serves '" +
@@ -133,7 +150,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     auto s = sessions.start(greq, serr);
     if (!s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
-        return send_error(res, openai_start_error(serr));
+        return send_error(res, from_start_error(serr));
     }
     set_session_header(res, s->id());
 
@@ -160,7 +177,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
         res.set_content(openai_completion_response(meta, text, fin.reason), "application/json");
         return;
     }
-    chat_output_parser parser(s->parse_spec(), "call_" + s->id() + "_");
+    chat_output_parser parser(s->parse_spec(), tool_call_id_prefix(*s));
     parser.push(text);
     parser.finish();
     const auto &msg = parser.message();
@@ -191,18 +208,9 @@ void stream_openai_session(const httplib::Request &req, httplib::Response &res,
     st->include_usage = include_usage;
     st->cursor        = cursor;
     st->first_cursor  = cursor;
-    if (chat) {
+    if (chat)
         st->parser =
-            std::make_unique<chat_output_parser>(st->s->parse_spec(), "call_" + st->s->id() + "_");
-        if (cursor > 0) {
-            // A re-attached reader: the parser catches up on the text the client already has,
-            // so later deltas continue exactly where that client stopped.
-            std::vector<session_event> seen;
-            std::optional<session_event> fin;
-            st->s->read(0, seen, fin, std::chrono::milliseconds(0));
-            for (size_t i = 0; i < seen.size() && i < cursor; ++i) st->parser->push(seen[i].text);
-        }
-    }
+            std::make_unique<chat_output_parser>(st->s->parse_spec(), tool_call_id_prefix(*st->s));
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
@@ -224,7 +232,7 @@ void register_openai_routes(httplib::Server &svr, openai_route_context ctx) {
                  [rc, chat](const httplib::Request &req, httplib::Response &res,
                             const httplib::ContentReader &reader) {
                      std::string body;
-                     if (!read_request_body(reader, rc->max_body_bytes, body)) {
+                     if (!read_body(reader, rc->max_body_bytes, body)) {
                          api_error e{413, "invalid_request_error", "the request body is too large",
                                      "", "request_too_large"};
                          return send_error(res, e);

@@ -79,7 +79,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
     r->s   = rc.sessions->start(greq, serr);
     if (!r->s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
-        return send_error(res, openai_start_error(serr));
+        return send_error(res, from_start_error(serr));
     }
     set_session_header(res, r->s->id());
     r->parser =
@@ -123,7 +123,7 @@ void register_responses_routes(httplib::Server &svr, openai_route_context ctx) {
     svr.Post("/v1/responses", [rc](const httplib::Request &req, httplib::Response &res,
                                    const httplib::ContentReader &reader) {
         std::string body;
-        if (!read_request_body(reader, rc->max_body_bytes, body)) {
+        if (!read_body(reader, rc->max_body_bytes, body)) {
             return send_error(
                 res, api_error{413, "invalid_request_error", "the request body is too large", "",
                                "request_too_large"});

@@ -7,70 +7,14 @@
 
 namespace sf {
 
-using namespace std::chrono_literals;
-
-bool read_request_body(const httplib::ContentReader &reader, size_t max_bytes, std::string &body) {
-    bool too_large = false;
-    reader([&](const char *data, size_t len) {
-        if (body.size() + len > max_bytes) {
-            too_large = true;
-            return false;
-        }
-        body.append(data, len);
-        return true;
-    });
-    return !too_large;
-}
-
-// Checked on a clock, not only when idle: a session that keeps producing tokens must notice a
-// gone client too (writes may still succeed for a while into the socket buffer).
 bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_point &last_check) {
     auto now = std::chrono::steady_clock::now();
-    if (now - last_check < 100ms) return false;
+    if (now - last_check < std::chrono::milliseconds(100)) return false;
     last_check = now;
     return req.is_connection_closed();
 }
 
-int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-priority_headers priority_headers_of(const httplib::Request &req) {
-    return {req.get_header_value("X-Superfluid-Priority"), req.get_header_value("Authorization"),
-            req.get_header_value("x-api-key"), req.get_header_value("User-Agent")};
-}
-
-bool wait_for_session(session &s, const httplib::Request &req, std::string &text,
-                      session_event &fin_out) {
-    size_t cursor   = 0;
-    auto last_check = std::chrono::steady_clock::now();
-    for (;;) {
-        std::vector<session_event> evs;
-        std::optional<session_event> fin;
-        bool got = s.read(cursor, evs, fin, 100ms);
-        if (client_gone(req, last_check)) {
-            s.cancel();
-            return false;
-        }
-        if (!got) continue;
-        for (const auto &ev : evs) text += ev.text;
-        cursor += evs.size();
-        if (!fin) continue;
-        text += fin->text;
-        fin_out = std::move(*fin);
-        return true;
-    }
-}
-
-bool write_sse_event(httplib::DataSink &sink, const std::string &event, const std::string &data) {
-    std::string frame = event.empty() ? "" : "event: " + event + "\n";
-    frame += "data: " + data + "\n\n";
-    return sink.write(frame.data(), frame.size());
-}
-
-api_error openai_start_error(const start_error &se) {
+api_error from_start_error(const start_error &se) {
     api_error e;
     e.message = se.message;
     e.param   = se.param;
@@ -100,6 +44,11 @@ api_error openai_start_error(const start_error &se) {
     return e;
 }
 
+priority_headers priority_headers_of(const httplib::Request &req) {
+    return {req.get_header_value("X-Superfluid-Priority"), req.get_header_value("Authorization"),
+            req.get_header_value("x-api-key"), req.get_header_value("User-Agent")};
+}
+
 bool apply_priority(const httplib::Request &req, const priority_config &cfg, generate_request &greq,
                     httplib::Response &res, api_error &err) {
     if (!resolve_priority(greq.cls_from_body, priority_headers_of(req), cfg, greq.cls, err))
@@ -122,6 +71,40 @@ void serve_stream(httplib::Response &res, const char *content_type, std::shared_
         [s, done](bool success) {
             if (!success || !done()) s->cancel();
         });
+}
+
+int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+bool wait_for_session(session &s, const httplib::Request &req, std::string &text,
+                      session_event &fin_out) {
+    size_t cursor   = 0;
+    auto last_check = std::chrono::steady_clock::now();
+    for (;;) {
+        std::vector<session_event> evs;
+        std::optional<session_event> fin;
+        bool got = s.read(cursor, evs, fin, std::chrono::milliseconds(100));
+        if (client_gone(req, last_check)) {
+            s.cancel();
+            return false;
+        }
+        if (!got) continue;
+        for (const auto &ev : evs) text += ev.text;
+        cursor += evs.size();
+        if (!fin) continue;
+        text += fin->text;
+        fin_out = std::move(*fin);
+        return true;
+    }
+}
+
+bool write_sse_event(httplib::DataSink &sink, const std::string &event, const std::string &data) {
+    std::string frame = event.empty() ? "" : "event: " + event + "\n";
+    frame += "data: " + data + "\n\n";
+    return sink.write(frame.data(), frame.size());
 }
 
 }  // namespace sf

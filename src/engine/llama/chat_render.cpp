@@ -44,6 +44,13 @@ void drop_content_before_tools(std::string &grammar) {
     grammar.replace(static_cast<size_t>(m.position()), static_cast<size_t>(m.length()), fixed);
 }
 
+// llama.cpp's JSON-native tool grammar repeats calls (`tool-calls ::= (… space)+`) even when
+// parallel_tool_calls is false; without parallel calls the answer holds exactly one.
+void limit_to_one_call(std::string &grammar) {
+    static const std::regex repeated(R"((^|\n)tool-calls ::= \((.*) space\)\+(\n|$))");
+    grammar = std::regex_replace(grammar, repeated, "$1tool-calls ::= $2 space$3");
+}
+
 }  // namespace
 
 chat_render_result render_chat_template(const common_chat_templates *templates,
@@ -107,6 +114,7 @@ chat_render_result render_chat_template(const common_chat_templates *templates,
     auto &c   = out.constraint;
     c.grammar = g.grammar;
     if (force_call) drop_content_before_tools(c.grammar);
+    if (!opt.parallel_tool_calls) limit_to_one_call(c.grammar);
     c.lazy              = g.grammar_lazy;
     c.preserved_tokens  = g.preserved_tokens;
     c.generation_prompt = g.generation_prompt;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -266,6 +267,14 @@ TEST_F(LlamaEngineTest, NamedToolChoiceRendersAllToolsAndGrammarForTheNamedOne) 
     EXPECT_FALSE(out.constraint.lazy);
     EXPECT_NE(out.constraint.grammar.find("get_weather"), std::string::npos);
     EXPECT_EQ(out.constraint.grammar.find("noop"), std::string::npos);
+    // One call only (parallel_tool_calls false), starting at once (no free content first).
+    EXPECT_NE(out.constraint.grammar.find("\ntool-calls ::= tool-call space"), std::string::npos)
+        << out.constraint.grammar;
+    const auto root_at = out.constraint.grammar.find("root ::= ");
+    ASSERT_NE(root_at, std::string::npos);
+    const auto root = out.constraint.grammar.substr(
+        root_at, out.constraint.grammar.find('\n', root_at) - root_at);
+    EXPECT_FALSE(std::regex_search(root, std::regex("until-[0-9]+\\? tool-calls"))) << root;
     EXPECT_TRUE(out.parse.parse_tool_calls);
     opts.tool_name = "missing";
     EXPECT_FALSE(engine_->render_chat({{"user", "x", "", "", "", {}}}, true, opts, out, err));
