@@ -8,6 +8,7 @@
 #include "api/ollama_request.h"
 #include "api/ollama_response.h"
 #include "http/route_util.h"
+#include "http/session_ids.h"
 
 namespace sf {
 
@@ -181,6 +182,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
     if (!apply_priority(req, rc.priority, greq, res, err))
         return send_error(res, err.status, err.message);
 
+    greq.api = chat ? "ollama.chat" : "ollama.generate";  // journaled (re-attach format)
     start_error serr;
     r->s = rc.sessions->start(greq, serr);
     if (!r->s) {
@@ -188,7 +190,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
         return send_error(res, from_start_error(serr).status, serr.message);
     }
     r->t_accepted = clock_type::now();
-    res.set_header("X-Superfluid-Session", r->s->id());
+    set_session_header(res, r->s->id());
     if (r->opts.num_ctx > 0) {
         // options.num_ctx below the server's context: the prompt must fit in it, and the
         // answer stops when it is full (Ollama's context would hold no more).
