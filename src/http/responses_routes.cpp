@@ -8,6 +8,7 @@
 #include "api/responses_response.h"
 #include "chat/output_parser.h"
 #include "http/route_util.h"
+#include "http/session_ids.h"
 
 namespace sf {
 
@@ -73,6 +74,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
                                          "model_not_found"});
     }
     if (greq.model.empty()) greq.model = rc.model_id;
+    greq.api = "openai.responses";  // journaled (re-attach replays it as chat chunks)
     start_error serr;
     auto r = std::make_shared<responses_run>();
     r->s   = rc.sessions->start(greq, serr);
@@ -80,7 +82,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
         return send_error(res, from_start_error(serr));
     }
-    res.set_header("X-Superfluid-Session", r->s->id());
+    set_session_header(res, r->s->id());
     r->parser =
         std::make_unique<chat_output_parser>(r->s->parse_spec(), "call_" + r->s->id() + "_");
     r->builder = std::make_unique<responses_builder>("resp_" + r->s->id(), greq.model, unix_now(),
