@@ -46,6 +46,7 @@ std::vector<std::string> server_runner::argv() const {
              "--parallel",
              std::to_string(spec_.parallel)};
         if (spec_.threads > 0) a.insert(a.end(), {"--threads", std::to_string(spec_.threads)});
+        a.insert(a.end(), extra_args_.begin(), extra_args_.end());
     } else {
         // Same total context and slots as Superfluid: -c is the whole KV cache.
         a = {spec_.binary,

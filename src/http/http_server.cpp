@@ -10,6 +10,7 @@
 #include "http/ollama_model_routes.h"
 #include "http/ollama_routes.h"
 #include "http/openai_routes.h"
+#include "http/responses_routes.h"
 #include "http/session_routes.h"
 #include "http/status_routes.h"
 #include "http/store_routes.h"
@@ -112,6 +113,7 @@ void http_server::register_routes() {
     rc.priority       = opts_.priority;
     register_ollama_routes(svr, rc);
     register_embed_routes(svr, rc);
+    register_responses_routes(svr, rc);
     register_ollama_model_routes(svr, rc, opts_.model_path, opts_.state_dir);
     register_openai_routes(svr, std::move(rc));
     register_session_routes(svr, sessions_);
