@@ -108,9 +108,9 @@ TEST(OpenAIRequest, BadInputsNameTheirField) {
               "stop");
     EXPECT_EQ(
         chat_error(
-            R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}})")
+            R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"yaml"}})")
             .param,
-        "response_format");
+        "response_format.type");
 }
 
 TEST(OpenAIRequest, CompletionDefaultsTo16TokensAndNeedsAPrompt) {
