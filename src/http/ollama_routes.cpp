@@ -200,6 +200,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
     if (!apply_priority(req, rc.priority, greq, res, err))
         return send_error(res, err.status, err.message);
 
+    greq.api = chat ? "ollama.chat" : "ollama.generate";  // journaled (re-attach format)
     start_error serr;
     r->s = rc.sessions->start(greq, serr);
     if (!r->s) {

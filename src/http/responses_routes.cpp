@@ -74,6 +74,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
                                          "model_not_found"});
     }
     if (greq.model.empty()) greq.model = rc.model_id;
+    greq.api = "openai.responses";  // journaled (re-attach replays it as chat chunks)
     start_error serr;
     auto r = std::make_shared<responses_run>();
     r->s   = rc.sessions->start(greq, serr);
