@@ -3,20 +3,25 @@
 // shapes, and return what the stream said (joined text, blocks, tool calls, stop reason).
 import assert from 'node:assert/strict';
 
-/** Splits raw SSE text into [{event, data}] (data JSON-parsed, or the raw string for [DONE]). */
+/**
+ * Splits raw SSE text into [{event, id, data}] (data JSON-parsed, or the raw string for
+ * [DONE]; id from an `id:` line, which lets a client re-attach with Last-Event-ID).
+ */
 export function parseSSE(text) {
   const out = [];
   for (const frame of text.split('\n\n')) {
     if (!frame.trim()) continue;
     let event = null;
+    let id = null;
     const data = [];
     for (const line of frame.split('\n')) {
       if (line.startsWith('event: ')) event = line.slice(7);
+      else if (line.startsWith('id: ')) id = line.slice(4);
       else if (line.startsWith('data: ')) data.push(line.slice(6));
       else assert.fail(`unexpected SSE line: ${JSON.stringify(line)}`);
     }
     const raw = data.join('\n');
-    out.push({ event, data: raw === '[DONE]' ? raw : JSON.parse(raw) });
+    out.push({ event, id, data: raw === '[DONE]' ? raw : JSON.parse(raw) });
   }
   return out;
 }
@@ -115,7 +120,15 @@ export function checkAnthropicStream(text) {
  */
 export function checkOpenAIStream(text) {
   const evs = parseSSE(text);
-  for (const e of evs) assert.equal(e.event, null, 'OpenAI streams have no event names');
+  let lastIndex = -1;
+  for (const e of evs) {
+    assert.equal(e.event, null, 'OpenAI streams have no event names');
+    if (e.id === null) continue;
+    const m = e.id.match(/^(.+):(\d+)$/);
+    assert.ok(m, `event id <session>:<index>: ${e.id}`);
+    assert.ok(Number(m[2]) > lastIndex, 'event ids increase');
+    lastIndex = Number(m[2]);
+  }
   assert.ok(evs.length >= 1);
   assert.equal(evs.at(-1).data, '[DONE]', 'the stream ends with [DONE]');
   const out = { content: '', reasoning: '', toolCalls: [], finishReason: null, usage: null, error: null };

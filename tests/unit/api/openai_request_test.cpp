@@ -106,11 +106,21 @@ TEST(OpenAIRequest, BadInputsNameTheirField) {
               "logprobs");
     EXPECT_EQ(chat_error(R"({"messages":[{"role":"user","content":"x"}],"stop":[1]})").param,
               "stop");
+    // json_object is supported now (grammar-enforced); an unknown type and an unenforceable
+    // schema keyword are 400s naming the field.
     EXPECT_EQ(
         chat_error(
-            R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"yaml"}})")
+            R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"xml"}})")
             .param,
         "response_format.type");
+    EXPECT_EQ(
+        chat_error(
+            R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"schema":{"not":{}}}}})")
+            .param,
+        "response_format.json_schema.schema");
+    EXPECT_EQ(chat_error(R"({"messages":[{"role":"user","content":"x"}],"tool_choice":"required"})")
+                  .param,
+              "tool_choice");
 }
 
 TEST(OpenAIRequest, CompletionDefaultsTo16TokensAndNeedsAPrompt) {
