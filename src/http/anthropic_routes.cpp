@@ -7,6 +7,7 @@
 #include "api/anthropic_request.h"
 #include "api/anthropic_response.h"
 #include "http/route_util.h"
+#include "http/session_ids.h"
 
 namespace sf {
 
@@ -145,13 +146,14 @@ void handle_messages(const httplib::Request &req, const std::string &body, httpl
     generate_request greq;
     anthropic_options opts;
     if (!prepare(req, body, false, rc, greq, opts, res)) return;
+    greq.api = "anthropic.messages";  // journaled (re-attach replays it as chat chunks)
     start_error serr;
     auto s = rc.sessions->start(greq, serr);
     if (!s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
         return send_error(res, anthropic_start_error(serr));
     }
-    res.set_header("X-Superfluid-Session", s->id());
+    set_session_header(res, s->id());
     anthropic_meta meta{"msg_" + s->id().substr(5), greq.model, s->prompt_tokens(), 0};
     const std::string id_prefix = "toolu_" + s->id().substr(5) + "_";
 
