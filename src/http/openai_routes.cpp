@@ -118,6 +118,7 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
     if (!fin) return true;
 
     st.meta.completion_tokens = fin->completion_tokens;
+    st.meta.cached_tokens     = fin->cached_tokens;  // known once the worker placed it
     if (fin->reason == finish_reason::ERROR) {
         // Headers are gone: report in-band, then end the stream cleanly (never hang).
         api_error e{500, "server_error", fin->error.empty() ? "generation failed" : fin->error, "",
@@ -225,6 +226,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
         }
         text += fin->text;
         meta.completion_tokens = fin->completion_tokens;
+        meta.cached_tokens     = fin->cached_tokens;
         res.set_content(chat ? openai_chat_response(meta, text, fin->reason)
                              : openai_completion_response(meta, text, fin->reason),
                         "application/json");

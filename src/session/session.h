@@ -40,7 +40,8 @@ class session {
     const std::string &id() const { return id_; }
     const std::string &model() const { return model_; }
     int32_t prompt_tokens() const { return prompt_tokens_; }
-    int32_t cached_tokens() const { return cached_tokens_; }
+    /** Prompt tokens reused from the prefix cache: known for sure once finished. */
+    int32_t cached_tokens() const;
 
     /** Appends a token event (pump thread). */
     void add_token(session_event ev);

@@ -21,7 +21,8 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
     explicit worker_service(std::string model_path);
 
     /** Called once the model is loaded; from then on sessions are accepted. */
-    void set_ready(engine_i *engine, scheduler *sched, std::string model_name);
+    void set_ready(engine_i *engine, scheduler *sched, std::string model_name,
+                   cache::prefix_cache *cache = nullptr);
 
     grpc::Status Generate(
         grpc::ServerContext *ctx, const superfluid::worker::v1::GenerateRequest *req,
@@ -39,8 +40,9 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
     std::string model_path_;
     std::string model_name_;
     std::atomic<bool> ready_{false};
-    engine_i *engine_ = nullptr;
-    scheduler *sched_ = nullptr;
+    engine_i *engine_           = nullptr;
+    scheduler *sched_           = nullptr;
+    cache::prefix_cache *cache_ = nullptr;
 
     std::mutex mu_;
     std::map<std::string, std::shared_ptr<event_channel>> live_;  // session id → channel

@@ -44,11 +44,13 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * Starts a server; resolves once /health answers 200 (at most 60 s).
  * Returns { url, baseURL, port, stateDir, proc, log(), metrics(), stop() }.
  */
-export async function startServer(args = [], { modelPath = model() } = {}) {
+export async function startServer(args = [], { modelPath = model(), cacheDir } = {}) {
   const port = await freePort();
   const stateDir = mkdtempSync(join(scratch, 'state-'));
   const logFile = [];
-  const proc = spawn(SUPERFLUID, ['serve', modelPath, '--port', String(port), '--state-dir', stateDir, ...args], {
+  // The prefix cache's disk tier stays inside the test's scratch space unless a test names one.
+  const cache = args.includes('--cache-dir') ? [] : ['--cache-dir', cacheDir || join(stateDir, 'prefix-cache')];
+  const proc = spawn(SUPERFLUID, ['serve', modelPath, '--port', String(port), '--state-dir', stateDir, ...cache, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   proc.stdout.on('data', (d) => logFile.push(d.toString()));
