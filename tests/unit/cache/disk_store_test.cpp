@@ -13,8 +13,9 @@ using sf::cache::disk_store;
 namespace {
 
 struct DiskStore : ::testing::Test {
-    fs::path dir = fs::temp_directory_path() / ("sf-disk-test-" + std::to_string(getpid()) + "-" +
-                                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::path dir = fs::temp_directory_path() /
+                   ("sf-disk-test-" + std::to_string(getpid()) + "-" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
     void SetUp() override { fs::remove_all(dir); }
     void TearDown() override { fs::remove_all(dir); }
 };

@@ -19,8 +19,9 @@ TEST(VolatileLines, RemovesClaudeCodeBillingHeaderFromSystemMessages) {
 }
 
 TEST(VolatileLines, LeavesOtherTextAlone) {
-    std::vector<chat_message> m = {{"system", "Line one\n  x-anthropic-billing-header: v\nLine two"},
-                                   {"system", "No header here\n"}};
+    std::vector<chat_message> m = {
+        {"system", "Line one\n  x-anthropic-billing-header: v\nLine two"},
+        {"system", "No header here\n"}};
     EXPECT_EQ(sf::cache::normalize_volatile_lines(m), 1);
     EXPECT_EQ(m[0].content, "Line one\nLine two");
     EXPECT_EQ(m[1].content, "No header here\n");

@@ -187,8 +187,9 @@ TEST_F(MkmodelTest, Lfm2IsHybridWithUncuttableStateThatRestores) {
     cp.n_threads_batch      = 2;
     context_ptr ctx(llama_init_from_model(model.get(), cp));
     ASSERT_NE(ctx, nullptr);
-    auto toks = tokenize(llama_model_get_vocab(model.get()),
-                         "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
+    auto toks =
+        tokenize(llama_model_get_vocab(model.get()),
+                 "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
     ASSERT_GE(toks.size(), 6u);
     llama_batch b = llama_batch_init(256, 0, 1);
     auto run      = [&](int seq, size_t from, size_t to) {

@@ -107,10 +107,10 @@ class fake_engine : public engine_i {
     size_t parked_bytes() const override { return 0; }
 
     int32_t ctx = 4096, seqs = 4, batch = 64;
-    bool partial            = true;   // attention-like memory
-    int32_t cache_seqs      = 8;
-    bool sample_from_memory = false;
-    size_t capacity         = 0;  // cells in all sequences' memory; 0: unbounded
+    bool partial                            = true;  // attention-like memory
+    int32_t cache_seqs                      = 8;
+    bool sample_from_memory                 = false;
+    size_t capacity                         = 0;   // cells in all sequences' memory; 0: unbounded
     static constexpr size_t bytes_per_token = 16;  // >= sizeof(token_id): saves hold the ids
     std::map<int, std::vector<token_id>> mem;
     std::map<int64_t, std::vector<token_id>> parked_mem;
