@@ -3,6 +3,8 @@
 
 #include "api/priority.h"
 #include "cli/bench_command.h"
+#include "cli/launch_command.h"
+#include "cli/model_commands.h"
 #include "cli/ps_command.h"
 #include "cli/serve_command.h"
 #include "worker/worker_main.h"
@@ -15,7 +17,9 @@ int main(int argc, char **argv) {
     sf::serve_options so;
     auto *serve = app.add_subcommand("serve", "Serve a GGUF model over the OpenAI API on one port");
     serve->add_option("model", so.model,
-                      "Path to a .gguf model (default: the embedded test model)");
+                      "A .gguf file or a hub model org/repo[:TAG][@rev], pulled when missing "
+                      "(default: unsloth/Qwen3-0.6B-GGUF:Q4_K_M, offline the embedded test "
+                      "model)");
     serve->add_option("--host", so.host, "Address to listen on")->capture_default_str();
     serve->add_option("--port", so.port, "Port to listen on")
         ->capture_default_str()
@@ -85,11 +89,60 @@ int main(int argc, char **argv) {
         ->capture_default_str()
         ->check(size_check);
 
+    std::string journal_mode = "on";
+    serve
+        ->add_option("--journal", journal_mode,
+                     "Write-ahead token journal under the state dir (off: no persistence, for "
+                     "benchmarks)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"on", "off"}));
+    serve
+        ->add_option("--journal-sync", so.journal_sync,
+                     "Journal durability: off (no fsync), normal (survives any process crash), "
+                     "full (also a power loss)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"off", "normal", "full"}));
+    serve
+        ->add_option(
+            "--journal-max-age", so.journal_max_age_s,
+            "Finished sessions are removed from the journal after this (e.g. 90m, 24h, 7d)")
+        ->default_str("7d")
+        ->transform(CLI::AsNumberWithUnit(
+            std::map<std::string, int64_t>{{"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}},
+            CLI::AsNumberWithUnit::CASE_SENSITIVE));
+    serve
+        ->add_option("--journal-max-size", so.journal_max_bytes,
+                     "Above this, the oldest finished sessions are removed (e.g. 64MiB, 1GiB)")
+        ->default_str("256MiB")
+        ->transform(CLI::AsSizeValue(false));
+    // Test only: caps the journal file (SQLite max_page_count, 4 KiB pages) to simulate a full
+    // disk.
+    serve->add_option("--journal-max-pages", so.journal_max_pages)->group("");
+
     std::string ps_host = "127.0.0.1";
     int ps_port         = 8453;
     auto *ps = app.add_subcommand("ps", "Show the running server's model, worker and sessions");
     ps->add_option("--host", ps_host, "Server address")->capture_default_str();
     ps->add_option("--port", ps_port, "Server port")->capture_default_str();
+
+    // The model store (store/model_store.h): pull, list, rm.
+    std::string pull_model, store_dir;
+    std::vector<std::string> rm_models;
+    auto *pull = app.add_subcommand("pull", "Download a model from the Hugging Face hub");
+    pull->add_option("model", pull_model, "org/repo[:TAG][@rev], e.g. unsloth/Qwen3-8B-GGUF:Q4_K_M")
+        ->required();
+    auto *list = app.add_subcommand("list", "List the pulled models");
+    auto *rm   = app.add_subcommand("rm", "Remove pulled models");
+    rm->add_option("models", rm_models, "Models to remove (names as `list` shows them)")
+        ->required();
+    for (auto *c : {pull, list, rm})
+        c->add_option("--state-dir", store_dir,
+                      "State directory (default: $XDG_STATE_HOME/superfluid)");
+
+    sf::launch_options lo;
+    auto *launch = app.add_subcommand(
+        "launch", "Run a coding agent against Superfluid (starts the server when needed)");
+    sf::add_launch_options(*launch, lo);
 
     sf::worker_options wo;
     auto *worker = app.add_subcommand("worker", "Run an inference worker (started by `serve`)");
@@ -116,10 +169,15 @@ int main(int argc, char **argv) {
         so.default_priority = *sf::parse_class_name(default_priority);
         sf::parse_size_mib(cache_ram, so.cache_ram);
         sf::parse_size_mib(cache_disk, so.cache_disk);
+        so.journal          = journal_mode == "on";
         return sf::run_serve(so);
     }
     if (*worker) return sf::run_worker(wo);
     if (*ps) return sf::run_ps(ps_host, ps_port);
     if (*bench) return sf::run_bench(bo, argc, argv);
+    if (*pull) return sf::run_pull(pull_model, store_dir);
+    if (*list) return sf::run_list(store_dir);
+    if (*rm) return sf::run_rm(rm_models, store_dir);
+    if (*launch) return sf::run_launch(lo);
     return 2;
 }

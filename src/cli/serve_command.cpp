@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <thread>
 
+#include "cli/model_source.h"
 #include "http/http_server.h"
+#include "journal/journal_open.h"
 #include "mkmodel.h"
 #include "session/session_manager.h"
 #include "util/log.h"
@@ -56,10 +58,32 @@ bool parse_size_mib(const std::string &text, int64_t &bytes) {
     return true;
 }
 
-static std::string self_exe() {
+std::string self_exe() {
     char buf[4096];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
     return n > 0 ? std::string(buf, n) : std::string("superfluid");
+}
+
+// The journal writer for `opts` (a disabled one with --journal off or when none can be created).
+static std::unique_ptr<journal::writer> open_journal(const serve_options &opts) {
+    if (!opts.journal) {
+        SF_LOG_WARN("serve",
+                    "journaling is off: tokens are not persisted, no resume after a restart");
+        return std::make_unique<journal::writer>(nullptr);
+    }
+    journal::options jo;
+    jo.path      = opts.state_dir + "/journal.db";
+    jo.sync      = opts.journal_sync == "off"    ? journal::sync_mode::OFF
+                   : opts.journal_sync == "full" ? journal::sync_mode::FULL
+                                                 : journal::sync_mode::NORMAL;
+    jo.max_age_s = opts.journal_max_age_s;
+    jo.max_bytes = opts.journal_max_bytes;
+    jo.max_pages = opts.journal_max_pages;
+    auto db      = journal::open_journal(jo);
+    if (db)
+        SF_LOG_INFO("serve", "journal %s (sync %s)", jo.path.c_str(),
+                    journal::sync_mode_name(jo.sync));
+    return std::make_unique<journal::writer>(std::move(db));
 }
 
 int run_serve(const serve_options &in) {
@@ -69,22 +93,10 @@ int run_serve(const serve_options &in) {
         SF_LOG_ERROR("serve", "cannot create the state directory %s", opts.state_dir.c_str());
         return 1;
     }
-    std::string model = opts.model;
-    if (model.empty()) {
-        std::string err;
-        model = ensure_default_model(opts.state_dir, err);
-        if (model.empty()) {
-            SF_LOG_ERROR("serve", "cannot write the default model: %s", err.c_str());
-            return 1;
-        }
-        SF_LOG_WARN("serve",
-                    "serving the embedded test model: it has random weights, so its answers are "
-                    "random text");
-    } else if (!std::filesystem::is_regular_file(model)) {
-        SF_LOG_ERROR("serve", "model file not found: %s", model.c_str());
-        return 1;
-    }
-    model = std::filesystem::absolute(model).string();
+    // A .gguf path, a hub model (pulled when missing) or the default model.
+    resolved_model resolved;
+    if (!resolve_model_arg(opts.model, opts.state_dir, resolved)) return 1;
+    const std::string model = resolved.path;
 
     // Block the stop signals in every thread; one thread waits for them.
     sigset_t stop_set;
@@ -114,10 +126,13 @@ int run_serve(const serve_options &in) {
     argv.insert(argv.end(), {"--cache-ram-bytes", std::to_string(opts.cache_ram), "--cache-dir",
                              cache_dir, "--cache-disk-bytes", std::to_string(opts.cache_disk)});
     session_manager sessions(argv, sock);
+    sessions.use_journal(open_journal(opts));
     if (!sessions.start_worker()) {
         SF_LOG_ERROR("serve", "cannot start the worker process");
         return 1;
     }
+    if (size_t n = sessions.resume_journaled())
+        SF_LOG_INFO("serve", "resuming %zu unfinished sessions from the journal", n);
 
     http_options ho;
     ho.host                   = opts.host;
@@ -125,7 +140,8 @@ int run_serve(const serve_options &in) {
     ho.threads                = opts.http_threads;
     ho.max_body_bytes         = opts.max_body_bytes;
     ho.model_path             = model;
-    ho.model_id               = std::filesystem::path(model).stem().string();
+    ho.model_id               = resolved.name;
+    ho.state_dir              = opts.state_dir;
     ho.priority.default_class = opts.default_priority;
     if (!opts.config_file.empty()) {
         std::string err = load_priority_config(opts.config_file, ho.priority);

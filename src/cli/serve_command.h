@@ -8,7 +8,7 @@
 namespace sf {
 
 struct serve_options {
-    std::string model;  // path to a .gguf; empty = the embedded default model
+    std::string model;  // a .gguf path or org/repo[:TAG][@rev]; empty = the default model
     std::string host      = "127.0.0.1";
     int port              = 8453;
     int ctx_size          = 8192;  // tokens per sequence
@@ -26,6 +26,12 @@ struct serve_options {
     int64_t cache_ram               = int64_t(4096) << 20;  // prefix cache budget, bytes
     std::string cache_dir;                     // disk tier; empty = XDG cache dir, "off" = none
     int64_t cache_disk = int64_t(8192) << 20;  // disk tier bound, bytes
+    // The token journal (src/journal): STATE/journal.db.
+    bool journal              = true;           // --journal on|off (off: for benchmarks)
+    std::string journal_sync  = "normal";       // off | normal | full (SQLite PRAGMA synchronous)
+    int64_t journal_max_age_s = 7 * 24 * 3600;  // finished sessions kept this long
+    int64_t journal_max_bytes = 256ll << 20;    // and at most this much data
+    int64_t journal_max_pages = 0;  // hidden, tests: PRAGMA max_page_count (a "full disk")
 };
 
 /**
@@ -36,6 +42,9 @@ bool parse_size_mib(const std::string &text, int64_t &bytes);
 
 /** Runs the head until SIGINT/SIGTERM. Returns the exit code. */
 int run_serve(const serve_options &opts);
+
+/** This executable's path (/proc/self/exe), to start `superfluid worker` or `serve`. */
+std::string self_exe();
 
 /** The default model's path under `state_dir`, written on first use (random weights). */
 std::string ensure_default_model(const std::string &state_dir, std::string &error);

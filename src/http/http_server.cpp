@@ -6,8 +6,13 @@
 #include <filesystem>
 
 #include "api/api_error.h"
+#include "http/embed_routes.h"
+#include "http/ollama_model_routes.h"
+#include "http/ollama_routes.h"
 #include "http/openai_routes.h"
+#include "http/session_routes.h"
 #include "http/status_routes.h"
+#include "http/store_routes.h"
 #include "util/log.h"
 
 namespace sf {
@@ -97,6 +102,7 @@ void http_server::register_routes() {
     });
 
     register_status_routes(svr, sessions_, opts_.model_id, opts_.model_path);
+    if (!opts_.state_dir.empty()) register_store_routes(svr, opts_.state_dir);
 
     openai_route_context rc;
     rc.sessions       = &sessions_;
@@ -104,7 +110,11 @@ void http_server::register_routes() {
     rc.model_id       = opts_.model_id;
     rc.max_body_bytes = opts_.max_body_bytes;
     rc.priority       = opts_.priority;
+    register_ollama_routes(svr, rc);
+    register_embed_routes(svr, rc);
+    register_ollama_model_routes(svr, rc, opts_.model_path);
     register_openai_routes(svr, std::move(rc));
+    register_session_routes(svr, sessions_);
 }
 
 bool http_server::listen() {

@@ -22,6 +22,7 @@ struct http_options {
     int threads           = 128;        // concurrent connections served
     std::string model_id;               // the id /v1/models lists
     std::string model_path;
+    std::string state_dir;     // the model store's index (/api/pull, /api/delete)
     priority_config priority;  // how requests get their class (api/priority.h)
 };
 

@@ -6,6 +6,8 @@
 
 #include "api/openai_request.h"
 #include "api/openai_response.h"
+#include "http/route_util.h"
+#include "http/session_ids.h"
 
 namespace sf {
 
@@ -18,57 +20,6 @@ void send_error(httplib::Response &res, const api_error &e) {
     res.set_content(openai_error_body(e), "application/json");
 }
 
-api_error from_start_error(const start_error &se) {
-    api_error e;
-    e.message = se.message;
-    e.param   = se.param;
-    switch (se.type) {
-        case start_error::kind::INVALID_REQUEST:
-            e.status = 400;
-            break;
-        case start_error::kind::CONTEXT_LENGTH:
-            e.status = 400;
-            e.code   = "context_length_exceeded";
-            break;
-        case start_error::kind::UNAVAILABLE:
-            e.status = 503;
-            e.type   = "server_error";
-            e.code   = "service_unavailable";
-            break;
-        case start_error::kind::OVERLOADED:
-            e.status = 429;
-            e.type   = "rate_limit_error";
-            e.code   = "overloaded";
-            break;
-        case start_error::kind::INTERNAL:
-            e.status = 500;
-            e.type   = "server_error";
-            break;
-    }
-    return e;
-}
-
-// Reads the whole body through a content reader, so httplib applies no form-urlencoded
-// parsing or limit to it: bodies are JSON whatever Content-Type the client sent.
-bool read_body(const httplib::ContentReader &reader, size_t max_bytes, std::string &body) {
-    bool too_large = false;
-    reader([&](const char *data, size_t len) {
-        if (body.size() + len > max_bytes) {
-            too_large = true;
-            return false;
-        }
-        body.append(data, len);
-        return true;
-    });
-    return !too_large;
-}
-
-int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 // The state one streamed response carries across content-provider calls.
 struct stream_state {
     std::shared_ptr<session> s;
@@ -78,21 +29,13 @@ struct stream_state {
     bool started                                     = false;
     bool done                                        = false;
     size_t cursor                                    = 0;
+    size_t first_cursor                              = 0;  // > 0: a re-attached reader
     std::chrono::steady_clock::time_point last_check = std::chrono::steady_clock::now();
 };
 
-// True when the client went away. Checked on a clock, not only when idle: a session that
-// keeps producing tokens must notice a gone client too (writes may still succeed for a while
-// into the socket buffer).
-bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_point &last_check) {
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_check < 100ms) return false;
-    last_check = now;
-    return req.is_connection_closed();
-}
-
-bool write_sse(httplib::DataSink &sink, const std::string &data) {
-    std::string frame = "data: " + data + "\n\n";
+// One SSE frame; `id` (empty: none) lets a client re-attach after it with Last-Event-ID.
+bool write_sse(httplib::DataSink &sink, const std::string &data, const std::string &id = "") {
+    std::string frame = (id.empty() ? "" : "id: " + id + "\n") + "data: " + data + "\n\n";
     return sink.write(frame.data(), frame.size());
 }
 
@@ -100,7 +43,8 @@ bool write_sse(httplib::DataSink &sink, const std::string &data) {
 bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSink &sink) {
     if (!st.started) {
         st.started = true;
-        if (st.chat && !write_sse(sink, openai_chat_chunk(st.meta, nullptr, true, nullptr, false)))
+        if (st.chat && st.first_cursor == 0 &&
+            !write_sse(sink, openai_chat_chunk(st.meta, nullptr, true, nullptr, false)))
             return false;
     }
     std::vector<session_event> evs;
@@ -113,9 +57,17 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
         if (ev.text.empty()) continue;
         std::string chunk = st.chat ? openai_chat_chunk(st.meta, &ev.text, false, nullptr, false)
                                     : openai_completion_chunk(st.meta, &ev.text, nullptr, false);
-        if (!write_sse(sink, chunk)) return false;
+        if (!write_sse(sink, chunk, sse_event_id(st.s->id(), ev.index))) return false;
     }
     if (!fin) return true;
+    // A re-attached reader that already saw the final chunk (its id is the token count).
+    const size_t final_index = static_cast<size_t>(std::max(0, fin->completion_tokens));
+    if (st.first_cursor > final_index) {
+        write_sse(sink, "[DONE]");
+        st.done = true;
+        sink.done();
+        return true;
+    }
 
     st.meta.completion_tokens = fin->completion_tokens;
     st.meta.cached_tokens     = fin->cached_tokens;  // known once the worker placed it
@@ -128,7 +80,7 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
         const std::string *tail = fin->text.empty() ? nullptr : &fin->text;
         std::string chunk = st.chat ? openai_chat_chunk(st.meta, tail, false, &fin->reason, false)
                                     : openai_completion_chunk(st.meta, tail, &fin->reason, false);
-        if (!write_sse(sink, chunk)) return false;
+        if (!write_sse(sink, chunk, sse_event_id(st.s->id(), final_index))) return false;
         if (st.include_usage) {
             std::string usage = st.chat ? openai_chat_chunk(st.meta, nullptr, false, nullptr, true)
                                         : openai_completion_chunk(st.meta, nullptr, nullptr, true);
@@ -151,12 +103,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     bool ok = chat ? parse_openai_chat(body, greq, opts, err)
                    : parse_openai_completion(body, greq, opts, err);
     if (!ok) return send_error(res, err);
-    priority_headers ph{req.get_header_value("X-Superfluid-Priority"),
-                        req.get_header_value("Authorization"), req.get_header_value("x-api-key"),
-                        req.get_header_value("User-Agent")};
-    if (!resolve_priority(greq.cls_from_body, ph, rc.priority, greq.cls, err))
-        return send_error(res, err);
-    res.set_header("X-Superfluid-Priority", class_name(greq.cls));
+    if (!apply_priority(req, rc.priority, greq, res, err)) return send_error(res, err);
     if (!rc.model_ok(greq.model)) {
         api_error e{404, "invalid_request_error",
                     "the model '" + greq.model + "' does not exist; this server serves '" +
@@ -172,33 +119,13 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
         return send_error(res, from_start_error(serr));
     }
-    res.set_header("X-Superfluid-Session", s->id());
+    set_session_header(res, s->id());
 
-    openai_meta meta;
-    meta.id            = (chat ? "chatcmpl-" : "cmpl-") + s->id();
-    meta.model         = greq.model;
-    meta.created       = unix_now();
-    meta.prompt_tokens = s->prompt_tokens();
-    meta.cached_tokens = s->cached_tokens();
+    openai_meta meta = openai_session_meta(*s, chat);
+    meta.model       = greq.model;
 
     if (opts.stream) {
-        auto st           = std::make_shared<stream_state>();
-        st->s             = s;
-        st->meta          = meta;
-        st->chat          = chat;
-        st->include_usage = opts.include_usage;
-        res.set_header("Cache-Control", "no-cache");
-        res.set_chunked_content_provider(
-            "text/event-stream",
-            [st, &req](size_t, httplib::DataSink &sink) {
-                if (st->done) return false;
-                bool keep = stream_step(*st, req, sink);
-                if (!keep) st->s->cancel();
-                return keep;
-            },
-            [st](bool success) {
-                if (!success || !st->done) st->s->cancel();
-            });
+        stream_openai_session(req, res, s, meta, chat, opts.include_usage, 0, true);
         return;
     }
 
@@ -235,6 +162,40 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
 }
 
 }  // namespace
+
+openai_meta openai_session_meta(const session &s, bool chat) {
+    openai_meta meta;
+    meta.id            = (chat ? "chatcmpl-" : "cmpl-") + s.id();
+    meta.model         = s.model();
+    meta.created       = s.created_unix() > 0 ? s.created_unix() : unix_now();
+    meta.prompt_tokens = s.prompt_tokens();
+    meta.cached_tokens = s.cached_tokens();
+    return meta;
+}
+
+void stream_openai_session(const httplib::Request &req, httplib::Response &res,
+                           std::shared_ptr<session> s, const openai_meta &meta, bool chat,
+                           bool include_usage, size_t cursor, bool cancel_on_disconnect) {
+    auto st           = std::make_shared<stream_state>();
+    st->s             = std::move(s);
+    st->meta          = meta;
+    st->chat          = chat;
+    st->include_usage = include_usage;
+    st->cursor        = cursor;
+    st->first_cursor  = cursor;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [st, &req, cancel_on_disconnect](size_t, httplib::DataSink &sink) {
+            if (st->done) return false;
+            bool keep = stream_step(*st, req, sink);
+            if (!keep && cancel_on_disconnect) st->s->cancel();
+            return keep;
+        },
+        [st, cancel_on_disconnect](bool success) {
+            if ((!success || !st->done) && cancel_on_disconnect) st->s->cancel();
+        });
+}
 
 void register_openai_routes(httplib::Server &svr, openai_route_context ctx) {
     auto rc = std::make_shared<const openai_route_context>(std::move(ctx));

@@ -5,12 +5,15 @@
 #include <functional>
 #include <string>
 
+#include "api/openai_response.h"
 #include "api/priority.h"
 #include "session/session_manager.h"
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace sf {
 
@@ -22,6 +25,19 @@ struct openai_route_context {
     size_t max_body_bytes = 32u << 20;  // larger bodies: 413
     priority_config priority;           // classes from headers/keys/rules
 };
+
+/** Identity of `s`'s OpenAI response: chatcmpl-/cmpl- id, model, created, prompt counts. */
+openai_meta openai_session_meta(const session &s, bool chat);
+
+/**
+ * Streams session `s` as OpenAI SSE (chat or text-completion chunks, `data: [DONE]` last) from
+ * token index `cursor` on; each chunk carries `id: <session>:<index>`. `cursor` 0 starts with
+ * the role chunk; a larger one is a re-attached reader (http/session_routes.h).
+ * `cancel_on_disconnect`: the client going away cancels the generation (the original request).
+ */
+void stream_openai_session(const httplib::Request &req, httplib::Response &res,
+                           std::shared_ptr<session> s, const openai_meta &meta, bool chat,
+                           bool include_usage, size_t cursor, bool cancel_on_disconnect);
 
 /** Registers the routes. Bodies are read whatever their Content-Type. */
 void register_openai_routes(httplib::Server &svr, openai_route_context ctx);

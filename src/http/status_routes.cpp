@@ -3,8 +3,6 @@
 #include <cpp-httplib/httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "api/priority.h"
-
 namespace sf {
 
 using json = nlohmann::json;
@@ -112,7 +110,7 @@ std::string metrics_text(session_manager &sessions) {
 }  // namespace
 
 void register_status_routes(httplib::Server &svr, session_manager &sessions,
-                            const std::string &model_id, const std::string &model_path) {
+                            const std::string &model_id, const std::string & /*model_path*/) {
     svr.Get("/health", [&sessions](const httplib::Request &, httplib::Response &res) {
         auto h     = sessions.health();
         bool ready = h.reachable && h.reply.ready();
@@ -131,34 +129,6 @@ void register_status_routes(httplib::Server &svr, session_manager &sessions,
     svr.Get("/metrics", [&sessions](const httplib::Request &, httplib::Response &res) {
         res.set_content(metrics_text(sessions), "text/plain; version=0.0.4");
     });
-
-    // Loaded models, their worker, and the running sessions with class and progress. Ollama's
-    // /api/ps lists models; we add the worker and sessions (superfluid ps prints them).
-    svr.Get("/api/ps",
-            [&sessions, model_id, model_path](const httplib::Request &, httplib::Response &res) {
-                auto h    = sessions.health();
-                json sess = json::array();
-                for (const auto &s : sessions.running_sessions()) {
-                    sess.push_back({{"id", s.id},
-                                    {"priority", class_name(s.cls)},
-                                    {"state", s.generated > 0 ? "generating" : "prefill"},
-                                    {"prompt_tokens", s.prompt_tokens},
-                                    {"generated_tokens", s.generated},
-                                    {"age_s", s.age_s}});
-                }
-                json worker = {{"pid", sessions.worker().pid()},
-                               {"ready", h.reachable && h.reply.ready()},
-                               {"starts", sessions.worker().starts()}};
-                json model  = {{"name", model_id},
-                               {"model", model_id},
-                               {"path", model_path},
-                               {"context_length", h.reply.n_ctx()},
-                               {"parallel", h.reply.n_parallel()},
-                               {"worker", worker}};
-                res.set_content(json{{"models", json::array({model})}, {"sessions", sess}}.dump(
-                                    -1, ' ', false, json::error_handler_t::replace),
-                                "application/json");
-            });
 }
 
 }  // namespace sf

@@ -1,5 +1,6 @@
 // Endpoints that report state rather than generate: GET /health, GET /v1/models,
-// GET /metrics (Prometheus text; names mirror vLLM's where one exists), GET /api/ps.
+// GET /metrics (Prometheus text; names mirror vLLM's where one exists). /api/ps is in
+// ollama_model_routes.h.
 #pragma once
 
 #include <string>

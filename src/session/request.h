@@ -20,6 +20,11 @@ struct generate_request {
     priority_class cls = priority_class::NORMAL;
     std::optional<priority_class> cls_from_body;  // set when the body decided (api/priority.h)
     std::string model;                            // as the client named it (echoed back)
+    // The adapter, journaled so a re-attached stream speaks the same format: "openai.chat",
+    // "openai.completion", … (empty: openai.chat / openai.completion from is_chat).
+    std::string api;
+    std::vector<token_id> prefix_tokens;  // before the rendered prompt (Ollama generate `context`)
+    bool want_prompt_tokens = false;      // session::prompt_token_ids() gets filled
 };
 
 }  // namespace sf

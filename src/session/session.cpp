@@ -65,6 +65,16 @@ bool session::finished() const {
     return finished_.has_value();
 }
 
+void session::wait_tokens(size_t n) {
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] { return tokens_.size() >= n || finished_.has_value(); });
+}
+
+void session::wait_finished() {
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] { return finished_.has_value(); });
+}
+
 void session::set_canceller(std::function<void()> fn) {
     bool cancel_now;
     {

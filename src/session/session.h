@@ -29,6 +29,16 @@ class session {
         started_ = started;
     }
     priority_class cls() const { return cls_; }
+    /**
+     * Which API adapter started it ("openai.chat", "openai.completion", …) and its creation
+     * time in unix seconds: what a re-attached stream needs to speak the same format.
+     */
+    void set_api(std::string api, int64_t created_unix) {
+        api_          = std::move(api);
+        created_unix_ = created_unix;
+    }
+    const std::string &api() const { return api_; }
+    int64_t created_unix() const { return created_unix_; }
     std::chrono::steady_clock::time_point started() const { return started_; }
     /** Token events received so far. */
     size_t token_count() const;
@@ -42,6 +52,9 @@ class session {
     int32_t prompt_tokens() const { return prompt_tokens_; }
     /** Prompt tokens reused from the prefix cache: known for sure once finished. */
     int32_t cached_tokens() const;
+    /** The prompt's token ids, when the request asked for them (set before start() returns). */
+    const std::vector<token_id> &prompt_token_ids() const { return prompt_token_ids_; }
+    void set_prompt_token_ids(std::vector<token_id> ids) { prompt_token_ids_ = std::move(ids); }
 
     /** Appends a token event (pump thread). */
     void add_token(session_event ev);
@@ -56,6 +69,10 @@ class session {
     bool read(size_t cursor, std::vector<session_event> &out,
               std::optional<session_event> &finished, std::chrono::milliseconds timeout);
     bool finished() const;
+    /** Waits until at least `n` tokens were added or the session finished (pump thread). */
+    void wait_tokens(size_t n);
+    /** Waits until the session finished. */
+    void wait_finished();
 
     /** Asks the worker to stop generating (set by the session manager). */
     void set_canceller(std::function<void()> fn);
@@ -66,9 +83,12 @@ class session {
     std::string model_;
     int32_t prompt_tokens_;
     int32_t cached_tokens_;
+    std::vector<token_id> prompt_token_ids_;
 
     priority_class cls_                            = priority_class::NORMAL;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    std::string api_;
+    int64_t created_unix_ = 0;
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::vector<session_event> tokens_;

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include <future>
 #include <random>
 #include <thread>
 
@@ -14,6 +15,16 @@
 namespace sf {
 
 namespace pb = superfluid::worker::v1;
+
+namespace {
+
+int64_t unix_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
 
 session_manager::session_manager(std::vector<std::string> worker_argv, std::string socket_path)
     : worker_(std::make_unique<worker_process>(std::move(worker_argv))),
@@ -93,6 +104,7 @@ void session_manager::stop() {
     // Pumps end when their streams break; give them a moment so none outlives us.
     for (int i = 0; i < 50 && pumps_.load() > 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    journal_->stop();
 }
 
 std::string session_manager::new_session_id() {
@@ -123,6 +135,8 @@ pb::GenerateRequest session_manager::to_proto(const generate_request &req,
     }
     ps->set_seed(seed);
     out.set_priority(protocol::to_proto(req.cls));
+    for (token_id t : req.prefix_tokens) out.add_prefix_tokens(t);
+    out.set_want_prompt_tokens(req.want_prompt_tokens);
     return out;
 }
 
@@ -171,22 +185,102 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
     }
     const auto &acc = first.accepted();
     auto s = std::make_shared<session>(id, req.model, acc.prompt_tokens(), acc.cached_tokens());
-    s->set_canceller([ctx] { ctx->TryCancel(); });
-    pumps_++;
-    {
-        std::lock_guard lk(live_mu_);
-        live_[id] = s;
-    }
+    const std::string api = !req.api.empty() ? req.api
+                            : req.is_chat    ? "openai.chat"
+                                             : "openai.completion";
+    const int64_t now_ms  = unix_ms();
+    s->set_api(api, now_ms / 1000);
+    if (req.want_prompt_tokens)
+        s->set_prompt_token_ids({acc.prompt_token_ids().begin(), acc.prompt_token_ids().end()});
     s->set_origin(req.cls, t0);
-    std::thread([this, s, cls = req.cls, t0, preq, ctx, reader] {
-        pump(s, cls, t0, preq, ctx, reader);
-    }).detach();
+
+    // The session row is committed before any of its tokens can be (same writer queue) and
+    // before the client hears of the session: a journal that cannot be written refuses it.
+    journal::op row;
+    row.type              = journal::op::kind::BEGIN;
+    row.session           = id;
+    row.rec.id            = id;
+    row.rec.api           = api;
+    row.rec.model         = req.model;
+    row.rec.cls           = static_cast<int>(req.cls);
+    row.rec.seed          = preq.sampling().seed();
+    row.rec.request       = preq.SerializeAsString();
+    row.rec.prompt_tokens = acc.prompt_tokens();
+    row.rec.cached_tokens = acc.cached_tokens();
+    row.rec.created_ms    = now_ms;
+    std::promise<std::string> committed;
+    row.done = [&committed](bool ok, const std::string &e) {
+        committed.set_value(ok ? std::string() : e.empty() ? "unknown error" : e);
+    };
+    journal_->submit(std::move(row));
+    std::string jerr = committed.get_future().get();
+    if (!jerr.empty()) {
+        ctx->TryCancel();
+        reader->Finish();
+        err.type    = start_error::kind::UNAVAILABLE;
+        err.message = "the token journal cannot be written (" + jerr + ")";
+        return nullptr;
+    }
+    launch_pump(s, req.cls, t0, std::move(preq), ctx, reader);
     return s;
 }
 
-// Relays one session's events from the worker into `s`. When the worker dies mid-stream, the
-// session is resubmitted to the restarted worker with its tokens so far as the resume point;
-// events with an index already received are dropped, so readers see one unbroken stream.
+void session_manager::launch_pump(std::shared_ptr<session> s, priority_class cls,
+                                  std::chrono::steady_clock::time_point t0,
+                                  pb::GenerateRequest preq,
+                                  std::shared_ptr<grpc::ClientContext> ctx,
+                                  std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader) {
+    if (ctx) s->set_canceller([ctx] { ctx->TryCancel(); });
+    pumps_++;
+    {
+        std::lock_guard lk(live_mu_);
+        live_[s->id()] = s;
+    }
+    std::thread([this, s, cls, t0, preq = std::move(preq), ctx, reader]() mutable {
+        pump(std::move(s), cls, t0, std::move(preq), std::move(ctx), std::move(reader));
+    }).detach();
+}
+
+void session_manager::journal_token(const std::shared_ptr<session> &s, session_event ev) {
+    journal::op o;
+    o.type    = journal::op::kind::TOKEN;
+    o.session = s->id();
+    o.ev      = ev;
+    o.done    = [s, ev = std::move(ev)](bool ok, const std::string &e) mutable {
+        if (ok) return s->add_token(std::move(ev));
+        // Never deliver a token that is not journaled: the session ends here.
+        session_event fe;
+        fe.type          = session_event::kind::FINISHED;
+        fe.reason        = finish_reason::ERROR;
+        fe.error         = "the token journal cannot be written (" + e + "); generation stopped";
+        fe.prompt_tokens = s->prompt_tokens();
+        fe.completion_tokens = static_cast<int32_t>(s->token_count());
+        s->finish(std::move(fe));
+        s->cancel();
+    };
+    journal_->submit(std::move(o));
+}
+
+void session_manager::journal_finish(const std::shared_ptr<session> &s, session_event ev) {
+    journal::op o;
+    o.type    = journal::op::kind::FINISH;
+    o.session = s->id();
+    o.ev      = ev;
+    o.done    = [s, ev = std::move(ev)](bool ok, const std::string &e) mutable {
+        if (!ok && ev.reason != finish_reason::ERROR) {
+            ev.reason = finish_reason::ERROR;
+            ev.error  = "the token journal cannot be written (" + e + ")";
+        }
+        s->finish(std::move(ev));
+    };
+    journal_->submit(std::move(o));
+    s->wait_finished();
+}
+
+// Relays one session's events from the worker into `s` through the journal. When the worker
+// dies mid-stream, the session is resubmitted to the restarted worker with its journaled tokens
+// as the resume point; events with an index already journaled are dropped, so readers see one
+// unbroken stream. A session recovered from the journal (head restart) starts at the resubmit.
 void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
                            std::chrono::steady_clock::time_point t0, pb::GenerateRequest preq,
                            std::shared_ptr<grpc::ClientContext> ctx,
@@ -196,43 +290,47 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
     bool finished               = false;
     std::string failure;
     std::chrono::steady_clock::time_point last_token_at{};
+    size_t next_index = s->token_count();  // journaled (or queued to be) so far
     for (;;) {
-        pb::GenerateEvent ev;
-        while (reader->Read(&ev)) {
-            if (ev.has_token()) {
-                if (ev.token().index() < s->token_count()) continue;  // delivered before a crash
-                // Latency as the head sees it: TTFT from the request reaching us, then gaps.
-                const auto now = std::chrono::steady_clock::now();
-                if (last_token_at == std::chrono::steady_clock::time_point{}) {
-                    latency_.observe_ttft(cls, std::chrono::duration<double>(now - t0).count());
-                } else {
-                    latency_.observe_itl(
-                        cls, std::chrono::duration<double>(now - last_token_at).count());
+        if (reader) {
+            pb::GenerateEvent ev;
+            while (reader->Read(&ev)) {
+                if (ev.has_token()) {
+                    if (ev.token().index() < next_index) continue;  // journaled before a crash
+                    // Latency as the head sees it: TTFT from the request reaching us, then gaps.
+                    const auto now = std::chrono::steady_clock::now();
+                    if (last_token_at == std::chrono::steady_clock::time_point{}) {
+                        latency_.observe_ttft(cls, std::chrono::duration<double>(now - t0).count());
+                    } else {
+                        latency_.observe_itl(
+                            cls, std::chrono::duration<double>(now - last_token_at).count());
+                    }
+                    last_token_at = now;
+                    ++next_index;
+                    journal_token(s, protocol::from_proto(ev.token()));
+                } else if (ev.has_finished()) {
+                    finished = true;
+                    journal_finish(s, protocol::from_proto(ev.finished()));
                 }
-                last_token_at = now;
-                s->add_token(protocol::from_proto(ev.token()));
-            } else if (ev.has_finished()) {
-                s->finish(protocol::from_proto(ev.finished()));
-                finished = true;
             }
+            grpc::Status st = reader->Finish();
+            if (finished) break;
+            if (s->cancel_requested() || shutting_down_.load() ||
+                st.error_code() == grpc::StatusCode::CANCELLED) {
+                failure.clear();
+                break;
+            }
+            failure = "the inference worker stopped during generation (" + st.error_message() + ")";
+            if (++resumes > k_max_resumes) {
+                failure = "the inference worker failed " + std::to_string(k_max_resumes + 1) +
+                          " times during this session; giving up on it";
+                break;
+            }
+            SF_LOG_WARN(
+                "head",
+                "session %s: worker lost at token %zu; resuming on the restarted worker (%d/%d)",
+                s->id().c_str(), next_index, resumes, k_max_resumes);
         }
-        grpc::Status st = reader->Finish();
-        if (finished) break;
-        if (s->cancel_requested() || shutting_down_.load() ||
-            st.error_code() == grpc::StatusCode::CANCELLED) {
-            failure.clear();
-            break;
-        }
-        failure = "the inference worker stopped during generation (" + st.error_message() + ")";
-        if (++resumes > k_max_resumes) {
-            failure = "the inference worker failed " + std::to_string(k_max_resumes + 1) +
-                      " times during this session; giving up on it";
-            break;
-        }
-        SF_LOG_WARN(
-            "head",
-            "session %s: worker lost at token %zu; resuming on the restarted worker (%d/%d)",
-            s->id().c_str(), s->token_count(), resumes, k_max_resumes);
         // Wait for the restarted worker (restart backoff + model load), bounded.
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
         while (std::chrono::steady_clock::now() < deadline && !s->cancel_requested() &&
@@ -241,7 +339,9 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
             if (h.reachable && h.reply.ready()) break;
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
-        if (s->cancel_requested() || shutting_down_.load()) {
+        // The resume point is what the journal holds: wait for the tokens still being committed.
+        s->wait_tokens(next_index);
+        if (s->cancel_requested() || shutting_down_.load() || s->finished()) {
             failure.clear();
             break;
         }
@@ -266,10 +366,15 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
         fe.reason            = failure.empty() ? finish_reason::CANCELLED : finish_reason::ERROR;
         fe.error             = failure;
         fe.prompt_tokens     = s->prompt_tokens();
-        fe.completion_tokens = static_cast<int32_t>(s->token_count());
+        fe.completion_tokens = static_cast<int32_t>(next_index);
         if (!failure.empty())
             SF_LOG_WARN("head", "session %s: %s", s->id().c_str(), failure.c_str());
-        s->finish(std::move(fe));
+        // A shutdown leaves the session unfinished in the journal: the next start completes it.
+        if (shutting_down_.load()) {
+            s->finish(std::move(fe));
+        } else {
+            journal_finish(s, std::move(fe));
+        }
     }
     s->set_canceller(nullptr);
     {
@@ -277,6 +382,79 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
         live_.erase(s->id());
     }
     pumps_--;
+}
+
+void session_manager::use_journal(std::unique_ptr<journal::writer> j) {
+    journal_ = std::move(j);
+}
+
+size_t session_manager::resume_journaled() {
+    if (!journal_->enabled()) return 0;
+    size_t n = 0;
+    for (auto &stored : journal_->db()->unfinished()) {
+        pb::GenerateRequest preq;
+        const auto &rec = stored.rec;
+        auto s = std::make_shared<session>(rec.id, rec.model, rec.prompt_tokens, rec.cached_tokens);
+        s->set_api(rec.api, rec.created_ms / 1000);
+        if (!preq.ParseFromString(rec.request)) {
+            session_event fe;
+            fe.type   = session_event::kind::FINISHED;
+            fe.reason = finish_reason::ERROR;
+            fe.error  = "the journaled request cannot be read; the session cannot be resumed";
+            SF_LOG_ERROR("head", "session %s: %s", rec.id.c_str(), fe.error.c_str());
+            journal_finish(s, std::move(fe));
+            continue;
+        }
+        for (auto &t : stored.tokens) s->add_token(std::move(t));
+        const auto cls = protocol::from_proto(preq.priority());
+        s->set_origin(cls, std::chrono::steady_clock::now());
+        SF_LOG_INFO("head", "session %s: resuming after a restart at token %zu", rec.id.c_str(),
+                    s->token_count());
+        launch_pump(s, cls, std::chrono::steady_clock::now(), std::move(preq), nullptr, nullptr);
+        ++n;
+    }
+    return n;
+}
+
+std::shared_ptr<session> session_manager::find(const std::string &id, bool *interrupted) {
+    if (interrupted) *interrupted = false;
+    {
+        std::lock_guard lk(live_mu_);
+        auto it = live_.find(id);
+        if (it != live_.end()) {
+            if (auto s = it->second.lock()) return s;
+        }
+    }
+    if (!journal_->enabled()) return nullptr;
+    auto stored = journal_->db()->load(id);
+    if (!stored) return nullptr;
+    const auto &rec = stored->rec;
+    auto s = std::make_shared<session>(rec.id, rec.model, rec.prompt_tokens, rec.cached_tokens);
+    s->set_api(rec.api, rec.created_ms / 1000);
+    for (auto &t : stored->tokens) s->add_token(std::move(t));
+    if (stored->finish) {
+        s->finish(std::move(*stored->finish));
+    } else {
+        // Re-check: it may have finished (and left live_) since we looked.
+        {
+            std::lock_guard lk(live_mu_);
+            auto it = live_.find(id);
+            if (it != live_.end()) {
+                if (auto live = it->second.lock()) return live;
+            }
+        }
+        auto again = journal_->db()->load(id);
+        if (again && again->finish) return find(id, interrupted);
+        if (interrupted) *interrupted = true;
+        session_event fe;
+        fe.type              = session_event::kind::FINISHED;
+        fe.reason            = finish_reason::ERROR;
+        fe.error             = "the session was interrupted; it resumes when the server restarts";
+        fe.prompt_tokens     = rec.prompt_tokens;
+        fe.completion_tokens = static_cast<int32_t>(s->token_count());
+        s->finish(std::move(fe));
+    }
+    return s;
 }
 
 std::vector<session_manager::session_info> session_manager::running_sessions() {
@@ -290,6 +468,41 @@ std::vector<session_manager::session_info> session_manager::running_sessions() {
                        std::chrono::duration<double>(now - s->started()).count()});
     }
     return out;
+}
+
+bool session_manager::embed(const pb::EmbedRequest &req, pb::EmbedReply &reply, start_error &err) {
+    if (shutting_down_.load()) {
+        err.type    = start_error::kind::UNAVAILABLE;
+        err.message = "the server is shutting down";
+        return false;
+    }
+    channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::ClientContext ctx;
+    grpc::Status st = stub_->Embed(&ctx, req, &reply);
+    if (!st.ok()) {
+        err.type    = start_error::kind::UNAVAILABLE;
+        err.message = "the inference worker is not available (" + st.error_message() + ")";
+        return false;
+    }
+    if (reply.has_rejected()) {
+        err = from_rejected(reply.rejected());
+        return false;
+    }
+    return true;
+}
+
+bool session_manager::model_info(pb::ModelInfoReply &out) {
+    std::lock_guard lk(info_mu_);
+    if (!info_) {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+        ctx.set_wait_for_ready(true);
+        pb::ModelInfoReply r;
+        if (!stub_->ModelInfo(&ctx, pb::ModelInfoRequest{}, &r).ok()) return false;
+        info_ = std::move(r);
+    }
+    out = *info_;
+    return true;
 }
 
 worker_health session_manager::health() {

@@ -7,9 +7,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "journal/journal_writer.h"
 #include "session/latency_metrics.h"
 #include "session/request.h"
 #include "session/session.h"
@@ -42,6 +44,18 @@ class session_manager {
     session_manager(std::vector<std::string> worker_argv, std::string socket_path);
     ~session_manager();
 
+    /**
+     * The token journal (call before start_worker). Without one, tokens are delivered
+     * unjournaled and nothing survives a head restart.
+     */
+    void use_journal(std::unique_ptr<journal::writer> j);
+    /**
+     * Head restart: resubmits every session the journal holds as unfinished, with its
+     * journaled tokens as the resume point, so it completes (readers re-attach by id).
+     * Returns how many were resumed.
+     */
+    size_t resume_journaled();
+
     /** Starts the worker process. Returns false when it cannot be spawned. */
     bool start_worker();
     /** Ends the sessions (shutdown_sessions), stops the watchdog and the worker. */
@@ -60,6 +74,21 @@ class session_manager {
      */
     std::shared_ptr<session> start(const generate_request &req, start_error &err);
 
+    /**
+     * A session by id: a running one of this process, else a finished one read back from the
+     * journal; nullptr when unknown. `interrupted`: journaled as unfinished but not running
+     * here (its journal write failed; it resumes on the next start).
+     */
+    std::shared_ptr<session> find(const std::string &id, bool *interrupted = nullptr);
+
+    /**
+     * Embeds inputs on the worker (Embed RPC). Vectors are mean-pooled, not normalized.
+     * Returns false with `err` when the worker rejects the inputs or is unavailable.
+     */
+    bool embed(const superfluid::worker::v1::EmbedRequest &req,
+               superfluid::worker::v1::EmbedReply &reply, start_error &err);
+    /** The loaded model's facts (ModelInfo RPC), fetched once and cached; false if unavailable. */
+    bool model_info(superfluid::worker::v1::ModelInfoReply &out);
 
     /** Asks the worker for its state (deadline ~1 s). */
     worker_health health();
@@ -79,12 +108,23 @@ class session_manager {
   private:
     superfluid::worker::v1::GenerateRequest to_proto(const generate_request &req,
                                                      const std::string &id) const;
+    // `reader` null: a session recovered from the journal, submitted by the pump itself.
     void pump(std::shared_ptr<session> s, priority_class cls,
-              std::chrono::steady_clock::time_point t0, superfluid::worker::v1::GenerateRequest preq,
+              std::chrono::steady_clock::time_point t0,
+              superfluid::worker::v1::GenerateRequest preq,
               std::shared_ptr<grpc::ClientContext> ctx,
               std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader);
+    // Hands a token to the journal; it reaches `s` (and its readers) once committed.
+    void journal_token(const std::shared_ptr<session> &s, session_event ev);
+    // Journals the finish and waits until `s` has finished (committed or failed).
+    void journal_finish(const std::shared_ptr<session> &s, session_event ev);
+    void launch_pump(
+        std::shared_ptr<session> s, priority_class cls, std::chrono::steady_clock::time_point t0,
+        superfluid::worker::v1::GenerateRequest preq, std::shared_ptr<grpc::ClientContext> ctx,
+        std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader);
     std::string new_session_id();
     latency_metrics latency_;
+    std::unique_ptr<journal::writer> journal_ = std::make_unique<journal::writer>(nullptr);
 
     std::unique_ptr<worker_process> worker_;
     std::string socket_path_;
@@ -93,6 +133,8 @@ class session_manager {
     std::atomic<uint64_t> counter_{0};
     std::atomic<int> pumps_{0};
     std::atomic<bool> shutting_down_{false};
+    std::mutex info_mu_;
+    std::optional<superfluid::worker::v1::ModelInfoReply> info_;
 
     // Sessions whose events are still flowing (for shutdown).
     std::mutex live_mu_;

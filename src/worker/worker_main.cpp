@@ -71,6 +71,8 @@ int run_worker(const worker_options &opts) {
     so.max_waiting           = opts.max_waiting;
     scheduler sched(*engine, so);
     sched.start();
+    llama_embedder embedder(engine->model(), opts.engine.ctx_size, engine->threads());
+    service.set_model_extras(&embedder, read_model_facts(engine->model()));
     service.set_ready(engine.get(), &sched, engine->model_name(), &cache);
     SF_LOG_INFO("worker", "ready");
 

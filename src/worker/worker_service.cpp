@@ -20,6 +20,11 @@ void worker_service::set_ready(engine_i *engine, scheduler *sched, std::string m
     ready_.store(true);
 }
 
+void worker_service::set_model_extras(llama_embedder *embedder, model_facts facts) {
+    embedder_ = embedder;
+    facts_    = std::move(facts);
+}
+
 bool worker_service::prepare(const pb::GenerateRequest &req, rendered_prompt &out,
                              pb::Rejected &rej) const {
     if (req.has_chat()) {
@@ -34,6 +39,16 @@ bool worker_service::prepare(const pb::GenerateRequest &req, rendered_prompt &ou
         }
     } else {
         out.tokens = engine_->tokenize(req.prompt(), true);
+    }
+    if (req.prefix_tokens_size() > 0) {
+        // Ollama's generate `context`: the earlier conversation's tokens, then this prompt
+        // (without a second BOS).
+        std::vector<token_id> all(req.prefix_tokens().begin(), req.prefix_tokens().end());
+        const auto bos_only = engine_->tokenize("", true);
+        const bool bos =
+            !out.tokens.empty() && !bos_only.empty() && out.tokens.front() == bos_only.front();
+        all.insert(all.end(), out.tokens.begin() + (bos ? 1 : 0), out.tokens.end());
+        out.tokens = std::move(all);
     }
     if (out.tokens.empty()) {
         rej.set_code("invalid_request");
@@ -69,7 +84,9 @@ grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::Genera
     sequence_request sr;
     sr.session_id = req->session_id();
     sr.cls        = protocol::from_proto(req->priority());
-    sr.prompt     = std::move(prompt.tokens);
+    const std::vector<token_id> prompt_ids =
+        req->want_prompt_tokens() ? prompt.tokens : std::vector<token_id>{};
+    sr.prompt = std::move(prompt.tokens);
     sr.resume_tokens.assign(req->resume_tokens().begin(), req->resume_tokens().end());
     sr.sampling = protocol::from_proto(req->sampling());
     sr.stops    = sr.sampling.stop;
@@ -102,6 +119,9 @@ grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::Genera
     acc->set_prompt_tokens(n_prompt);
     acc->set_cached_tokens(0);
     acc->set_n_ctx(engine_->n_ctx_seq());
+    if (req->want_prompt_tokens()) {
+        for (token_id t : prompt_ids) acc->add_prompt_token_ids(t);
+    }
     if (!writer->Write(first)) {
         channel->cancel();
         std::lock_guard lk(mu_);
@@ -187,6 +207,49 @@ grpc::Status worker_service::Health(grpc::ServerContext *, const pb::HealthReque
         cs->set_waiting(st.waiting_by_class[c]);
         cs->set_preemptions(st.preemptions_by_class[c]);
     }
+    return grpc::Status::OK;
+}
+
+grpc::Status worker_service::Embed(grpc::ServerContext *, const pb::EmbedRequest *req,
+                                   pb::EmbedReply *reply) {
+    if (!ready_.load() || !embedder_)
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
+    std::vector<embed_input> inputs;
+    for (const auto &in : req->inputs()) {
+        embed_input e;
+        e.is_text = in.has_text() || !in.has_tokens();
+        if (in.has_text()) e.text = in.text();
+        if (in.has_tokens()) e.tokens.assign(in.tokens().ids().begin(), in.tokens().ids().end());
+        inputs.push_back(std::move(e));
+    }
+    std::vector<embed_result> out;
+    std::string code, error;
+    if (!embedder_->embed(inputs, req->truncate(), out, code, error)) {
+        reply->mutable_rejected()->set_code(code);
+        reply->mutable_rejected()->set_message(error);
+        reply->mutable_rejected()->set_param("input");
+        return grpc::Status::OK;
+    }
+    for (auto &r : out) {
+        auto *e = reply->add_embeddings();
+        e->mutable_values()->Add(r.values.begin(), r.values.end());
+        e->set_tokens(r.tokens);
+    }
+    return grpc::Status::OK;
+}
+
+grpc::Status worker_service::ModelInfo(grpc::ServerContext *, const pb::ModelInfoRequest *,
+                                       pb::ModelInfoReply *reply) {
+    if (!ready_.load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
+    for (const auto &[k, v] : facts_.metadata) (*reply->mutable_metadata())[k] = v;
+    reply->set_chat_template(facts_.chat_template);
+    reply->set_n_params(facts_.n_params);
+    reply->set_size_bytes(facts_.size_bytes);
+    reply->set_n_embd(facts_.n_embd);
+    reply->set_n_ctx_train(facts_.n_ctx_train);
+    reply->set_architecture(facts_.architecture);
+    reply->set_file_type(facts_.file_type);
+    reply->set_description(facts_.description);
     return grpc::Status::OK;
 }
 

@@ -11,6 +11,8 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "engine/llama/llama_embedder.h"
+#include "engine/llama/model_info.h"
 #include "scheduler/scheduler.h"
 #include "worker.grpc.pb.h"
 
@@ -23,6 +25,8 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
     /** Called once the model is loaded; from then on sessions are accepted. */
     void set_ready(engine_i *engine, scheduler *sched, std::string model_name,
                    cache::prefix_cache *cache = nullptr);
+    /** Embedding and model facts (Embed, ModelInfo); call before set_ready. */
+    void set_model_extras(llama_embedder *embedder, model_facts facts);
 
     grpc::Status Generate(
         grpc::ServerContext *ctx, const superfluid::worker::v1::GenerateRequest *req,
@@ -31,6 +35,11 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
                         superfluid::worker::v1::CancelReply *reply) override;
     grpc::Status Health(grpc::ServerContext *ctx, const superfluid::worker::v1::HealthRequest *req,
                         superfluid::worker::v1::HealthReply *reply) override;
+    grpc::Status Embed(grpc::ServerContext *ctx, const superfluid::worker::v1::EmbedRequest *req,
+                       superfluid::worker::v1::EmbedReply *reply) override;
+    grpc::Status ModelInfo(grpc::ServerContext *ctx,
+                           const superfluid::worker::v1::ModelInfoRequest *req,
+                           superfluid::worker::v1::ModelInfoReply *reply) override;
 
   private:
     /** Renders/tokenizes the request's input; false with `rej` filled when it cannot. */
@@ -40,8 +49,10 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
     std::string model_path_;
     std::string model_name_;
     std::atomic<bool> ready_{false};
-    engine_i *engine_           = nullptr;
-    scheduler *sched_           = nullptr;
+    engine_i *engine_         = nullptr;
+    scheduler *sched_         = nullptr;
+    llama_embedder *embedder_ = nullptr;
+    model_facts facts_;
     cache::prefix_cache *cache_ = nullptr;
 
     std::mutex mu_;

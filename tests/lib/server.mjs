@@ -50,7 +50,7 @@ export async function startServer(args = [], { modelPath = model(), cacheDir } =
   const logFile = [];
   // The prefix cache's disk tier stays inside the test's scratch space unless a test names one.
   const cache = args.includes('--cache-dir') ? [] : ['--cache-dir', cacheDir || join(stateDir, 'prefix-cache')];
-  const proc = spawn(SUPERFLUID, ['serve', modelPath, '--port', String(port), '--state-dir', stateDir, ...cache, ...args], {
+  const proc = spawn(SUPERFLUID, ['serve', ...(modelPath ? [modelPath] : []), '--port', String(port), '--state-dir', stateDir, ...cache, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   proc.stdout.on('data', (d) => logFile.push(d.toString()));
@@ -103,4 +103,20 @@ export async function until(fn, ms = 20000, step = 100) {
     await sleep(step);
   }
   return v;
+}
+
+/**
+ * Runs `superfluid ARGS` to completion without blocking the event loop (a stand-in server in
+ * the same process keeps answering). Resolves { code, signal, stdout, stderr }.
+ */
+export function runSuperfluid(args, env = process.env, { onSpawn } = {}) {
+  return new Promise((resolve) => {
+    const p = spawn(SUPERFLUID, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    onSpawn?.(p);
+    p.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
 }

@@ -94,6 +94,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     cp.n_ubatch   = opts.batch_size;
     cp.n_seq_max  = opts.parallel;
     cp.kv_unified = true;  // one pool of KV cells for all sequences (prefix sharing needs it)
+    threads_      = threads;
     cp.n_threads  = threads;
     cp.n_threads_batch = threads;
     cp.no_perf         = true;
@@ -134,6 +135,10 @@ llama_engine::~llama_engine() {
     impl_->templates.reset();
     if (impl_->ctx) llama_free(impl_->ctx);
     if (impl_->model) llama_model_free(impl_->model);
+}
+
+llama_model *llama_engine::model() const {
+    return impl_->model;
 }
 
 std::vector<token_id> llama_engine::tokenize(std::string_view text, bool add_bos) const {

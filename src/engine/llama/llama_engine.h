@@ -8,6 +8,8 @@
 
 #include "engine/engine.h"
 
+struct llama_model;
+
 namespace sf {
 
 /** Options to load a model (units: tokens, threads). */
@@ -56,6 +58,10 @@ class llama_engine final : public engine_i {
 
     /** The model's name from its metadata (general.name), or the file name. */
     const std::string &model_name() const { return model_name_; }
+    /** The loaded weights, for consumers beside the tick loop (llama_embedder, model_info). */
+    llama_model *model() const;
+    /** Decode threads in use. */
+    int32_t threads() const { return threads_; }
 
   private:
     struct impl;
@@ -63,6 +69,7 @@ class llama_engine final : public engine_i {
     llama_engine_options opts_;
     std::string model_name_;
     bool partial_ = false;  // attention-only memory: prefixes can be shared and cut
+    int32_t threads_ = 1;
 };
 
 }  // namespace sf

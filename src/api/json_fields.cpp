@@ -1,0 +1,114 @@
+#include "api/json_fields.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sf::fields {
+
+namespace {
+
+api_error wrong(const std::string &path, const char *key, const std::string &what,
+                const char *code) {
+    const std::string name = path + key;
+    return bad_request("'" + name + "' " + what, name, code);
+}
+
+}  // namespace
+
+bool parse_object(const std::string &body, json &out, api_error &err) {
+    out = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (out.is_discarded() || !out.is_object()) {
+        err = bad_request(out.is_discarded() ? "the request body is not valid JSON"
+                                             : "the request body must be a JSON object",
+                          "", "invalid_json");
+        return false;
+    }
+    return true;
+}
+
+bool absent(const json &obj, const char *key) {
+    auto it = obj.find(key);
+    return it == obj.end() || it->is_null();
+}
+
+bool number(const json &obj, const char *key, double lo, double hi, float &out, api_error &err,
+            const std::string &path) {
+    if (absent(obj, key)) return true;
+    const json &v = obj.at(key);
+    if (!v.is_number()) {
+        err = wrong(path, key, "must be a number", "invalid_type");
+        return false;
+    }
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d < lo || d > hi) {
+        err = wrong(path, key, "must be between " + json(lo).dump() + " and " + json(hi).dump(),
+                    "invalid_value");
+        return false;
+    }
+    out = static_cast<float>(d);
+    return true;
+}
+
+bool integer(const json &obj, const char *key, int64_t lo, int64_t hi, int64_t &out, bool &present,
+             api_error &err, const std::string &path) {
+    present = false;
+    if (absent(obj, key)) return true;
+    const json &v = obj.at(key);
+    const bool whole =
+        v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                  std::trunc(v.get<double>()) == v.get<double>());
+    if (!whole) {
+        err = wrong(path, key, "must be an integer", "invalid_type");
+        return false;
+    }
+    const double d = v.get<double>();
+    if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+        err = wrong(path, key, "must be from " + std::to_string(lo) + " to " + std::to_string(hi),
+                    "invalid_value");
+        return false;
+    }
+    out     = v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(d);
+    present = true;
+    return true;
+}
+
+bool boolean(const json &obj, const char *key, bool &out, api_error &err, const std::string &path) {
+    if (absent(obj, key)) return true;
+    if (!obj.at(key).is_boolean()) {
+        err = wrong(path, key, "must be a boolean", "invalid_type");
+        return false;
+    }
+    out = obj.at(key).get<bool>();
+    return true;
+}
+
+bool string(const json &obj, const char *key, std::string &out, api_error &err,
+            const std::string &path) {
+    if (absent(obj, key)) return true;
+    if (!obj.at(key).is_string()) {
+        err = wrong(path, key, "must be a string", "invalid_type");
+        return false;
+    }
+    out = obj.at(key).get<std::string>();
+    return true;
+}
+
+bool strings(const json &obj, const char *key, std::vector<std::string> &out, api_error &err,
+             const std::string &path) {
+    if (absent(obj, key)) return true;
+    const json &v = obj.at(key);
+    if (v.is_string()) {
+        out.push_back(v.get<std::string>());
+        return true;
+    }
+    const bool all = v.is_array() &&
+                     std::all_of(v.begin(), v.end(), [](const json &x) { return x.is_string(); });
+    if (!all) {
+        err = wrong(path, key, "must be a string or an array of strings", "invalid_type");
+        return false;
+    }
+    for (const auto &x : v) out.push_back(x.get<std::string>());
+    return true;
+}
+
+}  // namespace sf::fields

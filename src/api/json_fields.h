@@ -1,0 +1,39 @@
+// Typed reads of optional request fields for the Ollama, embeddings and Responses parsers:
+// absent or null leaves `out` as is; a present field of the wrong type or out of range is a
+// 400 naming its path (e.g. "options.top_k"). JSON stays in api/.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "api/api_error.h"
+
+namespace sf::fields {
+
+using json = nlohmann::json;
+
+/** Parses `body` as a JSON object (400 "invalid_json" otherwise). */
+bool parse_object(const std::string &body, json &out, api_error &err);
+
+/** True when `key` is missing or null. */
+bool absent(const json &obj, const char *key);
+
+/** A number within [lo, hi]. `path` prefixes the key in messages ("options." …). */
+bool number(const json &obj, const char *key, double lo, double hi, float &out, api_error &err,
+            const std::string &path = "");
+/** An integer within [lo, hi] (a float with no fraction is taken); `present` says if it was set. */
+bool integer(const json &obj, const char *key, int64_t lo, int64_t hi, int64_t &out, bool &present,
+             api_error &err, const std::string &path = "");
+bool boolean(const json &obj, const char *key, bool &out, api_error &err,
+             const std::string &path = "");
+bool string(const json &obj, const char *key, std::string &out, api_error &err,
+            const std::string &path = "");
+
+/** A string or an array of strings, appended to `out`. */
+bool strings(const json &obj, const char *key, std::vector<std::string> &out, api_error &err,
+             const std::string &path = "");
+
+}  // namespace sf::fields

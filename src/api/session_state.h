@@ -1,0 +1,17 @@
+// The body of GET /v1/sessions/{id}: a session's state as JSON (Superfluid's own endpoint,
+// errors in OpenAI's shape). Fields: id, object "session", api, model, created (unix s),
+// status (running | completed | cancelled | failed | interrupted), finish_reason (OpenAI's
+// "stop"/"length", null until finished or when it did not end normally), error, usage
+// {prompt_tokens, completion_tokens, total_tokens}, text (released so far), last_event_id.
+#pragma once
+
+#include <string>
+
+#include "session/session.h"
+
+namespace sf {
+
+/** `interrupted`: journaled as unfinished but not running in this process. */
+std::string session_state_body(session &s, bool interrupted);
+
+}  // namespace sf

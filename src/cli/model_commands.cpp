@@ -1,0 +1,75 @@
+#include "cli/model_commands.h"
+
+#include <cstdio>
+#include <ctime>
+
+#include "cli/model_source.h"
+#include "store/model_store.h"
+#include "store/progress_printer.h"
+#include "util/log.h"
+#include "util/paths.h"
+
+namespace sf {
+
+static store::model_store open_store(const std::string &state_dir) {
+    store::store_options so;
+    so.state_dir = state_dir.empty() ? paths::default_state_dir() : state_dir;
+    return store::model_store(so);
+}
+
+int run_pull(const std::string &model, const std::string &state_dir) {
+    auto ref = store::parse_model_ref(model);
+    if (!ref && store::is_local_model_path(model)) {
+        fprintf(stderr, "superfluid pull: %s is a local path; serve it as it is\n", model.c_str());
+        return 1;
+    }
+    if (!ref) {
+        fprintf(stderr, "superfluid pull: \"%s\" is not a hub model (org/repo[:TAG][@rev])\n",
+                model.c_str());
+        return 1;
+    }
+    auto st = open_store(state_dir);
+    store::model_entry e;
+    store::pull_status status;
+    std::string error;
+    if (!pull_with_progress(st, *ref, e, status, error)) {
+        fprintf(stderr, "superfluid pull %s: %s\n", model.c_str(), error.c_str());
+        return status == store::pull_status::INTERRUPTED ? 130 : 1;
+    }
+    printf("pulled %s (%s, %zu file%s, commit %.12s)\n%s\n", e.name.c_str(),
+           store::human_bytes(double(e.size)).c_str(), e.files.size(),
+           e.files.size() == 1 ? "" : "s", e.commit.c_str(), e.path.c_str());
+    return 0;
+}
+
+int run_list(const std::string &state_dir) {
+    auto models = open_store(state_dir).list();
+    printf("%-48s %-10s %-17s %s\n", "NAME", "SIZE", "PULLED", "PATH");
+    for (const auto &m : models) {
+        char when[32] = "";
+        time_t t      = time_t(m.pulled_at);
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
+        printf("%-48s %-10s %-17s %s\n", m.name.c_str(), store::human_bytes(double(m.size)).c_str(),
+               when, m.path.c_str());
+    }
+    if (models.empty()) printf("(no models pulled yet: superfluid pull org/repo[:TAG])\n");
+    return 0;
+}
+
+int run_rm(const std::vector<std::string> &models, const std::string &state_dir) {
+    auto st = open_store(state_dir);
+    int rc  = 0;
+    for (const auto &m : models) {
+        uint64_t freed = 0;
+        std::string error;
+        if (!st.remove(m, freed, error)) {
+            fprintf(stderr, "superfluid rm: %s\n", error.c_str());
+            rc = 1;
+            continue;
+        }
+        printf("deleted %s (%s freed)\n", m.c_str(), store::human_bytes(double(freed)).c_str());
+    }
+    return rc;
+}
+
+}  // namespace sf

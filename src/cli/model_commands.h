@@ -1,0 +1,17 @@
+// `superfluid pull MODEL`, `superfluid list`, `superfluid rm MODEL…`: the model store from the
+// command line (store/model_store.h). `state_dir` "" = the default state directory.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sf {
+
+/** Pulls a hub model; exit code 0, 1 (failed) or 130 (interrupted, partial kept). */
+int run_pull(const std::string &model, const std::string &state_dir);
+/** Prints the pulled models: name, size, pulled, path. */
+int run_list(const std::string &state_dir);
+/** Removes pulled models; exit code 1 when one was not found. */
+int run_rm(const std::vector<std::string> &models, const std::string &state_dir);
+
+}  // namespace sf

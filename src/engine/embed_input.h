@@ -1,0 +1,18 @@
+// One embedding input as every layer sees it (API parsing, worker, llama_embedder).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace sf {
+
+/** Text (tokenized by the worker) or token ids used as given. */
+struct embed_input {
+    bool is_text = true;
+    std::string text;
+    std::vector<token_id> tokens;
+};
+
+}  // namespace sf

@@ -1,0 +1,48 @@
+#include "engine/llama/model_info.h"
+
+#include <llama.h>
+
+#include <vector>
+
+namespace sf {
+
+model_facts read_model_facts(const llama_model *model) {
+    model_facts f;
+    std::vector<char> buf(1 << 16);
+    const int32_t n = llama_model_meta_count(model);
+    for (int32_t i = 0; i < n; ++i) {
+        if (llama_model_meta_key_by_index(model, i, buf.data(), buf.size()) < 0) continue;
+        std::string key(buf.data());
+        // Large arrays (vocabulary, merges) are not useful to show and not rendered anyway.
+        if (key.rfind("tokenizer.ggml.", 0) == 0) continue;
+        int32_t len = llama_model_meta_val_str_by_index(model, i, buf.data(), buf.size());
+        if (len < 0) continue;
+        if (static_cast<size_t>(len) >= buf.size()) {
+            buf.resize(len + 1);
+            llama_model_meta_val_str_by_index(model, i, buf.data(), buf.size());
+        }
+        std::string val(buf.data());
+        if (key == "tokenizer.chat_template") {
+            f.chat_template = val;
+            continue;
+        }
+        f.metadata[key] = val;
+    }
+    if (const char *t = llama_model_chat_template(model, nullptr)) f.chat_template = t;
+    f.n_params    = llama_model_n_params(model);
+    f.size_bytes  = llama_model_size(model);
+    f.n_embd      = llama_model_n_embd(model);
+    f.n_ctx_train = llama_model_n_ctx_train(model);
+    auto it       = f.metadata.find("general.architecture");
+    if (it != f.metadata.end()) f.architecture = it->second;
+    char desc[256] = {0};
+    llama_model_desc(model, desc, sizeof desc);
+    f.description = desc;
+    // llama_model_desc is "<arch> <size> <ftype>"; the file type is what follows the second space.
+    auto sp1 = f.description.find(' ');
+    auto sp2 = sp1 == std::string::npos ? sp1 : f.description.find(' ', sp1 + 1);
+    if (sp2 != std::string::npos) f.file_type = f.description.substr(sp2 + 1);
+    return f;
+}
+
+}  // namespace sf

@@ -1,0 +1,28 @@
+// Facts about a loaded llama_model for Ollama's /api/show and /api/tags: GGUF metadata,
+// chat template, parameter count, size, architecture. Read once; plain data.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+struct llama_model;
+
+namespace sf {
+
+struct model_facts {
+    std::map<std::string, std::string> metadata;  // GGUF key → value as llama.cpp renders it
+    std::string chat_template;                    // tokenizer.chat_template, "" when none
+    uint64_t n_params   = 0;
+    uint64_t size_bytes = 0;  // weights
+    int32_t n_embd      = 0;
+    int32_t n_ctx_train = 0;
+    std::string architecture;  // general.architecture
+    std::string file_type;     // e.g. "F16", "Q4_K - Medium" (from llama_model_desc)
+    std::string description;   // llama_model_desc, e.g. "qwen3 ?B F16"
+};
+
+/** Reads the facts of `model`. Array metadata values are left out (llama.cpp gives none). */
+model_facts read_model_facts(const llama_model *model);
+
+}  // namespace sf

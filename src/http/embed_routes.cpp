@@ -1,0 +1,108 @@
+#include "http/embed_routes.h"
+
+#include <cpp-httplib/httplib.h>
+
+#include <chrono>
+
+#include "api/embed_request.h"
+#include "api/embed_response.h"
+#include "api/ollama_response.h"
+#include "http/ollama_routes.h"
+#include "http/route_util.h"
+
+namespace sf {
+
+namespace {
+
+namespace pb = superfluid::worker::v1;
+
+enum class flavor { OPENAI, OLLAMA_EMBED, OLLAMA_LEGACY };
+
+void send_error(httplib::Response &res, flavor f, const api_error &e) {
+    res.status = e.status;
+    res.set_content(f == flavor::OPENAI ? openai_error_body(e) : ollama_error_body(e.message),
+                    "application/json");
+}
+
+void handle(const std::string &body, httplib::Response &res, const openai_route_context &rc,
+            flavor f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    embed_job job;
+    api_error err;
+    bool ok = f == flavor::OPENAI         ? parse_openai_embeddings(body, job, err)
+              : f == flavor::OLLAMA_EMBED ? parse_ollama_embed(body, job, err)
+                                          : parse_ollama_embeddings(body, job, err);
+    if (!ok) return send_error(res, f, err);
+    if (f == flavor::OPENAI ? !rc.model_ok(job.model) : !ollama_model_matches(rc, job.model)) {
+        api_error e{404, "invalid_request_error",
+                    f == flavor::OPENAI ? "the model '" + job.model + "' does not exist"
+                                        : "model '" + job.model + "' not found",
+                    "model", "model_not_found"};
+        return send_error(res, f, e);
+    }
+    const std::string model = job.model.empty() ? rc.model_id : job.model;
+
+    std::vector<std::vector<float>> vectors;
+    int32_t tokens = 0;
+    if (!job.inputs.empty()) {
+        pb::EmbedRequest preq;
+        preq.set_truncate(job.truncate);
+        for (const auto &in : job.inputs) {
+            auto *pi = preq.add_inputs();
+            if (in.is_text)
+                pi->set_text(in.text);
+            else
+                pi->mutable_tokens()->mutable_ids()->Add(in.tokens.begin(), in.tokens.end());
+        }
+        pb::EmbedReply reply;
+        start_error serr;
+        if (!rc.sessions->embed(preq, reply, serr)) {
+            api_error e = from_start_error(serr);
+            if (e.param.empty()) e.param = "input";
+            return send_error(res, f, e);
+        }
+        for (const auto &e : reply.embeddings()) {
+            vectors.emplace_back(e.values().begin(), e.values().end());
+            tokens += e.tokens();
+            if (f != flavor::OLLAMA_LEGACY) l2_normalize(vectors.back());
+        }
+    }
+    if (job.dimensions > 0 && !vectors.empty() &&
+        static_cast<size_t>(job.dimensions) != vectors[0].size()) {
+        return send_error(res, f,
+                          bad_request("'dimensions' must be " + std::to_string(vectors[0].size()) +
+                                          " for this model (shortening is not supported)",
+                                      "dimensions", "unsupported_value"));
+    }
+    const int64_t ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    res.set_content(f == flavor::OPENAI ? openai_embeddings_body(model, vectors, job.base64, tokens)
+                    : f == flavor::OLLAMA_EMBED ? ollama_embed_body(model, vectors, ns, 0, tokens)
+                                                : ollama_embeddings_body(vectors),
+                    "application/json");
+}
+
+}  // namespace
+
+void register_embed_routes(httplib::Server &svr, openai_route_context ctx) {
+    auto rc = std::make_shared<const openai_route_context>(std::move(ctx));
+    const std::pair<const char *, flavor> routes[] = {{"/v1/embeddings", flavor::OPENAI},
+                                                      {"/api/embed", flavor::OLLAMA_EMBED},
+                                                      {"/api/embeddings", flavor::OLLAMA_LEGACY}};
+    for (const auto &[path, f] : routes) {
+        svr.Post(path, [rc, f = f](const httplib::Request &, httplib::Response &res,
+                                   const httplib::ContentReader &reader) {
+            std::string body;
+            if (!read_body(reader, rc->max_body_bytes, body)) {
+                return send_error(
+                    res, f,
+                    api_error{413, "invalid_request_error", "the request body is too large", "",
+                              "request_too_large"});
+            }
+            handle(body, res, *rc, f);
+        });
+    }
+}
+
+}  // namespace sf

@@ -1,0 +1,215 @@
+#include "http/ollama_model_routes.h"
+
+#include <cpp-httplib/httplib.h>
+#include <openssl/sha.h>
+#include <sys/stat.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <ctime>
+
+#include "api/json_fields.h"
+#include "api/ollama_response.h"
+#include "http/ollama_routes.h"
+
+namespace sf {
+
+using json = nlohmann::json;
+
+namespace {
+
+// The file's identity as Ollama-style fields. The digest hashes path, size and mtime (not
+// the file's bytes: hashing a multi-GB model would stall the first request for seconds).
+struct file_facts {
+    uint64_t size = 0;
+    std::string modified_at;
+    std::string digest;
+};
+
+file_facts read_file_facts(const std::string &path) {
+    file_facts f;
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) return f;
+    f.size = static_cast<uint64_t>(st.st_size);
+    std::tm tm{};
+    gmtime_r(&st.st_mtime, &tm);
+    char buf[40];
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    f.modified_at  = buf;
+    std::string id = path + "\n" + std::to_string(st.st_size) + "\n" + std::to_string(st.st_mtime);
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    SHA256(reinterpret_cast<const unsigned char *>(id.data()), id.size(), md);
+    for (unsigned char c : md) {
+        char h[3];
+        snprintf(h, sizeof h, "%02x", c);
+        f.digest += h;
+    }
+    return f;
+}
+
+// "42.3M", "7.6B": Ollama's parameter_size.
+std::string human_params(uint64_t n) {
+    char buf[32];
+    if (n >= 1000000000ull)
+        snprintf(buf, sizeof buf, "%.1fB", n / 1e9);
+    else if (n >= 1000000ull)
+        snprintf(buf, sizeof buf, "%.1fM", n / 1e6);
+    else
+        snprintf(buf, sizeof buf, "%.1fK", n / 1e3);
+    return buf;
+}
+
+// llama.cpp's "Q4_K - Medium" → Ollama's "Q4_K_M".
+std::string quant_level(std::string ft) {
+    auto dash = ft.find(" - ");
+    if (dash == std::string::npos) return ft;
+    std::string size = ft.substr(dash + 3), suffix;
+    for (size_t i = 0; i < size.size(); ++i) {
+        if (i == 0 || size[i - 1] == ' ') suffix += static_cast<char>(std::toupper(size[i]));
+    }
+    return ft.substr(0, dash) + "_" + suffix;
+}
+
+// Everything the listings say about the served model.
+struct model_view {
+    std::string name;
+    file_facts file;
+    superfluid::worker::v1::ModelInfoReply info;
+    bool have_info = false;
+
+    json details() const {
+        const std::string fam = info.architecture();
+        return {{"parent_model", ""},
+                {"format", "gguf"},
+                {"family", fam},
+                {"families", fam.empty() ? json(nullptr) : json::array({fam})},
+                {"parameter_size", have_info ? human_params(info.n_params()) : ""},
+                {"quantization_level", quant_level(info.file_type())}};
+    }
+    json listing() const {
+        return {{"name", name},      {"model", name},         {"modified_at", file.modified_at},
+                {"size", file.size}, {"digest", file.digest}, {"details", details()}};
+    }
+};
+
+model_view view(const openai_route_context &rc, const std::string &path) {
+    model_view v;
+    v.name      = ollama_model_name(rc.model_id);
+    v.file      = read_file_facts(path);
+    v.have_info = rc.sessions->model_info(v.info);
+    return v;
+}
+
+// GGUF metadata as /api/show's model_info: numbers as numbers, the rest as strings.
+json model_info_json(const superfluid::worker::v1::ModelInfoReply &info) {
+    json mi = json::object();
+    for (const auto &[k, v] : info.metadata()) {
+        json num = json::parse(v, nullptr, false);
+        mi[k]    = !num.is_discarded() && (num.is_number() || num.is_boolean()) ? num : json(v);
+    }
+    mi["general.parameter_count"] = info.n_params();
+    return mi;
+}
+
+// What the chat template can do, read from its source (Ollama derives capabilities from
+// its template's variables the same way).
+json capabilities(const std::string &tmpl) {
+    json caps = json::array({"completion"});
+    if (tmpl.find("tools") != std::string::npos) caps.push_back("tools");
+    if (tmpl.find("<think>") != std::string::npos ||
+        tmpl.find("enable_thinking") != std::string::npos ||
+        tmpl.find("reasoning_content") != std::string::npos)
+        caps.push_back("thinking");
+    return caps;
+}
+
+std::string dump(const json &j) {
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void send_error(httplib::Response &res, int status, const std::string &message) {
+    res.status = status;
+    res.set_content(ollama_error_body(message), "application/json");
+}
+
+}  // namespace
+
+std::string ollama_model_name(const std::string &model_id) {
+    return model_id.find(':') == std::string::npos ? model_id + ":latest" : model_id;
+}
+
+void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx,
+                                  std::string model_path) {
+    auto rc   = std::make_shared<const openai_route_context>(std::move(ctx));
+    auto path = std::make_shared<const std::string>(std::move(model_path));
+
+    auto running = [](httplib::Response &res) {
+        res.set_content("Ollama is running", "text/plain; charset=utf-8");
+    };
+    svr.Get("/", [running](const httplib::Request &, httplib::Response &res) { running(res); });
+    // httplib answers HEAD through the GET handler, without the body.
+
+    // The Ollama API level this server implements (clients gate features on it).
+    svr.Get("/api/version", [](const httplib::Request &, httplib::Response &res) {
+        res.set_content(R"({"version":"0.12.0"})", "application/json");
+    });
+
+    svr.Get("/api/tags", [rc, path](const httplib::Request &, httplib::Response &res) {
+        res.set_content(dump({{"models", json::array({view(*rc, *path).listing()})}}),
+                        "application/json");
+    });
+
+    svr.Post("/api/show", [rc, path](const httplib::Request &req, httplib::Response &res) {
+        json j;
+        api_error err;
+        if (!fields::parse_object(req.body, j, err)) return send_error(res, 400, err.message);
+        std::string name;
+        if (!fields::string(j, "model", name, err) ||
+            (name.empty() && !fields::string(j, "name", name, err)))
+            return send_error(res, 400, err.message);
+        if (name.empty()) return send_error(res, 400, "model is required");
+        if (!ollama_model_matches(*rc, name))
+            return send_error(res, 404, "model '" + name + "' not found");
+        model_view v = view(*rc, *path);
+        if (!v.have_info) return send_error(res, 503, "the model is not loaded yet; retry shortly");
+        const std::string &tmpl = v.info.chat_template();
+        json body = {{"modelfile", "# Modelfile generated by superfluid\nFROM " + *path + "\n"},
+                     {"parameters", ""},
+                     {"template", tmpl},
+                     {"details", v.details()},
+                     {"model_info", model_info_json(v.info)},
+                     {"capabilities", capabilities(tmpl)},
+                     {"modified_at", v.file.modified_at}};
+        res.set_content(dump(body), "application/json");
+    });
+
+    // Ollama's running-model list plus Superfluid's worker and sessions (superfluid ps).
+    svr.Get("/api/ps", [rc, path](const httplib::Request &, httplib::Response &res) {
+        session_manager &sessions = *rc->sessions;
+        auto h                    = sessions.health();
+        json sess                 = json::array();
+        for (const auto &s : sessions.running_sessions()) {
+            sess.push_back({{"id", s.id},
+                            {"priority", class_name(s.cls)},
+                            {"state", s.generated > 0 ? "generating" : "prefill"},
+                            {"prompt_tokens", s.prompt_tokens},
+                            {"generated_tokens", s.generated},
+                            {"age_s", s.age_s}});
+        }
+        model_view v = view(*rc, *path);
+        json model   = v.listing();
+        // Never unloaded: Ollama shows a keep_alive of -1 as an expiry far in the future.
+        model["expires_at"]     = "2318-01-01T00:00:00Z";
+        model["size_vram"]      = 0;
+        model["context_length"] = h.reply.n_ctx();
+        model["path"]           = *path;
+        model["parallel"]       = h.reply.n_parallel();
+        model["worker"]         = {{"pid", sessions.worker().pid()},
+                                   {"ready", h.reachable && h.reply.ready()},
+                                   {"starts", sessions.worker().starts()}};
+        res.set_content(dump({{"models", json::array({model})}, {"sessions", sess}}),
+                        "application/json");
+    });
+}
+
+}  // namespace sf

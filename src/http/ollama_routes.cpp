@@ -1,0 +1,258 @@
+#include "http/ollama_routes.h"
+
+#include <cpp-httplib/httplib.h>
+
+#include <chrono>
+#include <optional>
+
+#include "api/ollama_request.h"
+#include "api/ollama_response.h"
+#include "http/route_util.h"
+
+namespace sf {
+
+namespace {
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+constexpr const char *k_ndjson = "application/x-ndjson";
+
+void send_error(httplib::Response &res, int status, const std::string &message) {
+    res.status = status;
+    res.set_content(ollama_error_body(message), "application/json");
+}
+
+int64_t ns_between(clock_type::time_point a, clock_type::time_point b) {
+    return b > a ? std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count() : 0;
+}
+
+// One answer in progress: the session, its clocks, and where the reader is.
+struct ollama_run {
+    std::shared_ptr<session> s;
+    std::string model;
+    bool chat = true;
+    ollama_options opts;
+    clock_type::time_point t_start, t_accepted, t_first;
+    bool got_first = false;
+    size_t cursor  = 0;
+    // Head-side token cap from options.num_ctx smaller than the server's context.
+    int64_t limit                     = INT64_MAX;
+    bool hit_limit                    = false;
+    bool done                         = false;
+    clock_type::time_point last_check = clock_type::now();
+    std::vector<token_id> generated;  // generate: the answer's tokens for `context`
+};
+
+// How an answer ended, once it did.
+struct run_end {
+    std::string reason;  // "stop" | "length"
+    std::string error;   // set when generation failed
+    int32_t completion_tokens = 0;
+};
+
+// Reads what arrived (waiting up to 100 ms) into `d`. Returns false when the client went away.
+bool poll(ollama_run &r, const httplib::Request &req, ollama_delta &d,
+          std::optional<run_end> &end) {
+    std::vector<session_event> evs;
+    std::optional<session_event> fin;
+    bool got = r.s->read(r.cursor, evs, fin, 100ms);
+    if (client_gone(req, r.last_check)) return false;
+    if (!got) return true;
+    for (const auto &ev : evs) {
+        ++r.cursor;
+        if (r.hit_limit) continue;
+        if (!r.got_first) {
+            r.got_first = true;
+            r.t_first   = clock_type::now();
+        }
+        d.content += ev.text;
+        if (!r.chat) r.generated.push_back(ev.token);
+        if (static_cast<int64_t>(r.cursor) >= r.limit) {
+            r.hit_limit = true;  // num_ctx reached: stop here, as Ollama's context would
+            r.s->cancel();
+        }
+    }
+    if (r.hit_limit) {
+        end = run_end{"length", "", static_cast<int32_t>(r.limit)};
+        return true;
+    }
+    if (!fin) return true;
+    if (fin->reason == finish_reason::ERROR || fin->reason == finish_reason::CANCELLED) {
+        end = run_end{"", fin->error.empty() ? "generation failed" : fin->error, 0};
+        return true;
+    }
+    d.content += fin->text;
+    end = run_end{fin->reason == finish_reason::LENGTH ? "length" : "stop", "",
+                  fin->completion_tokens};
+    return true;
+}
+
+// The final line's fields from the run's clocks and counts.
+ollama_done make_done(ollama_run &r, const run_end &e) {
+    const auto now = clock_type::now();
+    ollama_done d;
+    d.reason                  = e.reason;
+    d.stats.total_ns          = ns_between(r.t_start, now);
+    d.stats.load_ns           = ns_between(r.t_start, r.t_accepted);
+    d.stats.prompt_eval_ns    = ns_between(r.t_accepted, r.got_first ? r.t_first : now);
+    d.stats.eval_ns           = r.got_first ? ns_between(r.t_first, now) : 0;
+    d.stats.prompt_eval_count = r.s->prompt_tokens();
+    d.stats.eval_count        = e.completion_tokens;
+    if (!r.chat) {
+        // `context`: this exchange's tokens, to be passed back for a follow-up generate.
+        r.generated.insert(r.generated.begin(), r.s->prompt_token_ids().begin(),
+                           r.s->prompt_token_ids().end());
+        d.context = &r.generated;
+    }
+    return d;
+}
+
+std::string line(const ollama_run &r, const ollama_delta &d, const ollama_done *done) {
+    return (r.chat ? ollama_chat_line(r.model, d, done) : ollama_generate_line(r.model, d, done)) +
+           "\n";
+}
+
+// One step of an NDJSON stream; false ends it.
+bool stream_step(ollama_run &r, const httplib::Request &req, httplib::DataSink &sink) {
+    ollama_delta d;
+    std::optional<run_end> end;
+    if (!poll(r, req, d, end)) return false;
+    const bool has_text = !d.content.empty() || !d.thinking.empty() || !d.tool_calls.empty();
+    if (end && !end->error.empty()) {
+        // Headers are gone: report in-band, then end the stream (never hang).
+        if (has_text) {
+            std::string l = line(r, d, nullptr);
+            sink.write(l.data(), l.size());
+        }
+        std::string l = ollama_error_body(end->error) + "\n";
+        sink.write(l.data(), l.size());
+        r.done = true;
+        sink.done();
+        return true;
+    }
+    if (end) {
+        ollama_done done = make_done(r, *end);
+        if (has_text) {
+            std::string l = line(r, d, nullptr);
+            if (!sink.write(l.data(), l.size())) return false;
+        }
+        std::string l = line(r, ollama_delta{}, &done);
+        if (!sink.write(l.data(), l.size())) return false;
+        r.done = true;
+        sink.done();
+        return true;
+    }
+    if (!has_text) return true;
+    std::string l = line(r, d, nullptr);
+    return sink.write(l.data(), l.size());
+}
+
+// A load/unload request: nothing to generate, answered at once as Ollama does.
+void answer_load(httplib::Response &res, const std::string &model, bool chat,
+                 const ollama_options &opts) {
+    ollama_done done;
+    done.reason     = opts.unload ? "unload" : "load";
+    done.with_stats = false;
+    std::string body =
+        chat ? ollama_chat_line(model, {}, &done) : ollama_generate_line(model, {}, &done);
+    res.set_content(opts.stream ? body + "\n" : body, opts.stream ? k_ndjson : "application/json");
+}
+
+void handle(const httplib::Request &req, const std::string &body, httplib::Response &res,
+            const openai_route_context &rc, bool chat) {
+    auto r     = std::make_shared<ollama_run>();
+    r->t_start = clock_type::now();
+    r->chat    = chat;
+    generate_request greq;
+    api_error err;
+    bool ok = chat ? parse_ollama_chat(body, greq, r->opts, err)
+                   : parse_ollama_generate(body, greq, r->opts, err);
+    if (!ok) return send_error(res, err.status, err.message);
+    if (!ollama_model_matches(rc, greq.model))
+        return send_error(res, 404, "model '" + greq.model + "' not found");
+    r->model = greq.model;
+    if (r->opts.load_only) return answer_load(res, greq.model, chat, r->opts);
+    if (!r->opts.format.empty() || r->opts.think.value_or(false) || !r->opts.tools.empty()) {
+        return send_error(res, 400,
+                          "'format', 'think' and 'tools' are not supported by this server yet");
+    }
+
+    if (!apply_priority(req, rc.priority, greq, res, err))
+        return send_error(res, err.status, err.message);
+
+    start_error serr;
+    r->s = rc.sessions->start(greq, serr);
+    if (!r->s) {
+        if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
+        return send_error(res, from_start_error(serr).status, serr.message);
+    }
+    r->t_accepted = clock_type::now();
+    res.set_header("X-Superfluid-Session", r->s->id());
+    if (r->opts.num_ctx > 0) {
+        // options.num_ctx below the server's context: the prompt must fit in it, and the
+        // answer stops when it is full (Ollama's context would hold no more).
+        if (r->s->prompt_tokens() >= r->opts.num_ctx) {
+            r->s->cancel();
+            return send_error(res, 400,
+                              "the prompt is too long: " + std::to_string(r->s->prompt_tokens()) +
+                                  " tokens > " + std::to_string(r->opts.num_ctx - 1) +
+                                  " maximum (options.num_ctx)");
+        }
+        r->limit = r->opts.num_ctx - r->s->prompt_tokens();
+    }
+
+    if (r->opts.stream) {
+        return serve_stream(
+            res, k_ndjson, r->s,
+            [r, &req](httplib::DataSink &sink) { return stream_step(*r, req, sink); },
+            [r] { return r->done; });
+    }
+
+    ollama_delta all;
+    for (;;) {
+        ollama_delta d;
+        std::optional<run_end> end;
+        if (!poll(*r, req, d, end)) {
+            r->s->cancel();
+            return;
+        }
+        all.content += d.content;
+        all.thinking += d.thinking;
+        all.tool_calls.insert(all.tool_calls.end(), d.tool_calls.begin(), d.tool_calls.end());
+        if (!end) continue;
+        if (!end->error.empty()) {
+            return send_error(res, rc.sessions->shutting_down() ? 503 : 500, end->error);
+        }
+        ollama_done done = make_done(*r, *end);
+        res.set_content(chat ? ollama_chat_line(r->model, all, &done)
+                             : ollama_generate_line(r->model, all, &done),
+                        "application/json");
+        return;
+    }
+}
+
+}  // namespace
+
+bool ollama_model_matches(const openai_route_context &rc, const std::string &name) {
+    if (rc.model_ok(name)) return true;
+    auto colon = name.rfind(':');
+    if (colon == std::string::npos) return false;
+    return name.substr(colon + 1) == "latest" && rc.model_ok(name.substr(0, colon));
+}
+
+void register_ollama_routes(httplib::Server &svr, openai_route_context ctx) {
+    auto rc = std::make_shared<const openai_route_context>(std::move(ctx));
+    for (bool chat : {true, false}) {
+        svr.Post(chat ? "/api/chat" : "/api/generate",
+                 [rc, chat](const httplib::Request &req, httplib::Response &res,
+                            const httplib::ContentReader &reader) {
+                     std::string body;
+                     if (!read_body(reader, rc->max_body_bytes, body))
+                         return send_error(res, 413, "the request body is too large");
+                     handle(req, body, res, *rc, chat);
+                 });
+    }
+}
+
+}  // namespace sf

@@ -1,0 +1,20 @@
+// Ollama's native generation API: POST /api/chat and POST /api/generate, streamed as NDJSON
+// (the default) or answered as one JSON object (`stream: false`). Errors before the first
+// line are {"error": "…"} with an HTTP status (400 bad input or context overflow, 404 unknown
+// model, 429/503 busy); after it, an {"error": "…"} line ends the stream. A client that
+// disconnects cancels its session. Model listing routes live in ollama_model_routes.h.
+#pragma once
+
+#include <string>
+
+#include "http/openai_routes.h"
+
+namespace sf {
+
+/** True when `name` (Ollama's "name", "name:latest" or "name:tag") is the served model. */
+bool ollama_model_matches(const openai_route_context &rc, const std::string &name);
+
+/** Registers /api/chat and /api/generate. */
+void register_ollama_routes(httplib::Server &svr, openai_route_context ctx);
+
+}  // namespace sf

@@ -1,0 +1,69 @@
+// Helpers every API's routes share: reading a body whatever its Content-Type, noticing a
+// client that went away, and mapping a session start failure to an HTTP status.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "api/api_error.h"
+#include "api/priority.h"
+#include "session/session_manager.h"
+
+namespace httplib {
+struct Request;
+struct Response;
+class DataSink;
+}  // namespace httplib
+
+namespace sf {
+
+/**
+ * Reads the whole body through a content reader, so httplib applies no form-urlencoded
+ * parsing to it: bodies are JSON whatever Content-Type the client sent. False when it exceeds
+ * `max_bytes` (answer 413).
+ */
+template <class Reader>
+bool read_body(const Reader &reader, size_t max_bytes, std::string &body) {
+    bool too_large = false;
+    reader([&](const char *data, size_t len) {
+        if (body.size() + len > max_bytes) {
+            too_large = true;
+            return false;
+        }
+        body.append(data, len);
+        return true;
+    });
+    return !too_large;
+}
+
+/**
+ * True when the client went away. Checked on a clock (every 100 ms), not only when idle: a
+ * session that keeps producing tokens must notice a gone client too (writes may still succeed
+ * for a while into the socket buffer).
+ */
+bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_point &last_check);
+
+/** HTTP status and OpenAI-style fields for a session that could not start. */
+api_error from_start_error(const start_error &se);
+
+/**
+ * Resolves the request's priority class (api/priority.h: body, headers, key, rules) into
+ * `greq.cls` and echoes it in X-Superfluid-Priority. False with `err` for a bad header value.
+ */
+bool apply_priority(const httplib::Request &req, const priority_config &cfg, generate_request &greq,
+                    httplib::Response &res, api_error &err);
+
+/**
+ * Answers with a chunked stream of `content_type`: `step` writes what is ready (waiting
+ * briefly) and returns false to end the stream; `done` says the stream ended normally. A
+ * stream that ends any other way (client gone, write failed) cancels `s`.
+ */
+void serve_stream(httplib::Response &res, const char *content_type, std::shared_ptr<session> s,
+                  std::function<bool(httplib::DataSink &)> step, std::function<bool()> done);
+
+/** Seconds since the Unix epoch. */
+int64_t unix_now();
+
+}  // namespace sf

@@ -1,0 +1,37 @@
+// Session ids on the wire, shared by every API adapter (OpenAI, Anthropic, Ollama, …):
+// the `X-Superfluid-Session` response header of generation endpoints and the SSE event ids
+// (`id: <session>:<index>`) that let a client re-attach with Last-Event-ID
+// (GET /v1/sessions/{id}/events, http/session_routes.h).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace httplib {
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace sf {
+
+/** The response header naming the session of a generation request. */
+inline constexpr const char *k_session_header = "X-Superfluid-Session";
+
+/** Sets `X-Superfluid-Session: <id>` (call on every generation endpoint, before streaming). */
+void set_session_header(httplib::Response &res, const std::string &session_id);
+
+/**
+ * The SSE event id of a session's event `index`: "<session>:<index>". Token events use their
+ * token index; the final chunk uses the completion-token count (one past the last token).
+ */
+std::string sse_event_id(const std::string &session_id, size_t index);
+
+/**
+ * Where a re-attaching reader of `session_id` resumes: one past the index in `Last-Event-ID`
+ * ("<session>:<n>" or "<n>") or in the query `?after=N`; 0 (from the start) when neither is
+ * given. False with `error` set when the value is malformed or names another session.
+ */
+bool resume_cursor(const httplib::Request &req, const std::string &session_id, size_t &cursor,
+                   std::string &error);
+
+}  // namespace sf

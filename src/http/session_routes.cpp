@@ -1,0 +1,64 @@
+#include "http/session_routes.h"
+
+#include <cpp-httplib/httplib.h>
+
+#include "api/api_error.h"
+#include "api/session_state.h"
+#include "http/openai_routes.h"
+#include "http/session_ids.h"
+
+namespace sf {
+
+namespace {
+
+void send_error(httplib::Response &res, const api_error &e) {
+    res.status = e.status;
+    res.set_content(openai_error_body(e), "application/json");
+}
+
+// The session named by the path, or a 404 written into `res`.
+std::shared_ptr<session> find_or_404(session_manager &sessions, const httplib::Request &req,
+                                     httplib::Response &res, bool &interrupted) {
+    const std::string id = req.matches[1];
+    auto s               = sessions.find(id, &interrupted);
+    if (!s) {
+        api_error e{404, "invalid_request_error",
+                    "no session '" + id + "' (unknown, or removed by journal retention)", "id",
+                    "session_not_found"};
+        send_error(res, e);
+    }
+    return s;
+}
+
+}  // namespace
+
+void register_session_routes(httplib::Server &svr, session_manager &sessions) {
+    svr.Get(R"(/v1/sessions/([A-Za-z0-9_\-]+))",
+            [&sessions](const httplib::Request &req, httplib::Response &res) {
+                bool interrupted = false;
+                auto s           = find_or_404(sessions, req, res, interrupted);
+                if (!s) return;
+                set_session_header(res, s->id());
+                res.set_content(session_state_body(*s, interrupted), "application/json");
+            });
+    svr.Get(R"(/v1/sessions/([A-Za-z0-9_\-]+)/events)",
+            [&sessions](const httplib::Request &req, httplib::Response &res) {
+                bool interrupted = false;
+                auto s           = find_or_404(sessions, req, res, interrupted);
+                if (!s) return;
+                size_t cursor = 0;
+                std::string err;
+                if (!resume_cursor(req, s->id(), cursor, err))
+                    return send_error(res, bad_request(err, "Last-Event-ID"));
+                set_session_header(res, s->id());
+                // Other APIs' sessions are replayed as OpenAI chat chunks for now.
+                const bool chat  = s->api() != "openai.completion";
+                const bool usage = req.has_param("include_usage") &&
+                                   req.get_param_value("include_usage") == "true";
+                // A re-attached reader never cancels the generation when it goes away.
+                stream_openai_session(req, res, s, openai_session_meta(*s, chat), chat, usage,
+                                      cursor, false);
+            });
+}
+
+}  // namespace sf

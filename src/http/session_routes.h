@@ -1,0 +1,19 @@
+// Superfluid's session endpoints (journal-backed, docs/ARCHITECTURE.md "Journal"):
+//   GET /v1/sessions/{id}         state, finish reason, token counts, text so far
+//   GET /v1/sessions/{id}/events  re-attach: SSE from the journal, then live, ending [DONE];
+//                                 resumes after `Last-Event-ID` or `?after=N`;
+//                                 `?include_usage=true` adds the usage chunk.
+// Unknown ids are a 404 in OpenAI's error shape.
+#pragma once
+
+#include "session/session_manager.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace sf {
+
+void register_session_routes(httplib::Server &svr, session_manager &sessions);
+
+}  // namespace sf

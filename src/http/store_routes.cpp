@@ -1,0 +1,132 @@
+#include "http/store_routes.h"
+
+#include <cpp-httplib/httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+
+#include "store/model_store.h"
+#include "util/log.h"
+
+namespace sf {
+
+using json = nlohmann::json;
+
+namespace {
+
+void ollama_error(httplib::Response &res, int status, const std::string &message) {
+    res.status = status;
+    res.set_content(json{{"error", message}}.dump(), "application/json");
+}
+
+// The model name from an Ollama request body ("model", or the older "name"); "" if absent.
+bool read_model(const httplib::Request &req, httplib::Response &res, json &body,
+                std::string &model) {
+    body = json::parse(req.body, nullptr, false);
+    if (!body.is_object()) {
+        ollama_error(res, 400, "the request body must be a JSON object");
+        return false;
+    }
+    for (const char *key : {"model", "name"})
+        if (body.contains(key) && body[key].is_string()) model = body[key].get<std::string>();
+    if (model.empty()) {
+        ollama_error(res, 400, "model is required");
+        return false;
+    }
+    return true;
+}
+
+int http_status(store::pull_status s) {
+    switch (s) {
+        case store::pull_status::NOT_FOUND:
+            return 404;
+        case store::pull_status::UNREACHABLE:
+            return 502;
+        default:
+            return 500;
+    }
+}
+
+// One pull's NDJSON lines, written from the pull's callbacks on the handler's thread.
+struct pull_stream {
+    httplib::DataSink *sink = nullptr;
+    bool client_gone        = false;
+    std::string last_file;
+    uint64_t last_sent = 0;
+
+    void line(const json &j) {
+        if (client_gone) return;
+        std::string s = j.dump() + "\n";
+        if (!sink->write(s.data(), s.size())) client_gone = true;
+    }
+    void progress(const store::repo_file &f, uint64_t done) {
+        // At most one line per 256 KiB per file (plus its first and last), so a fast local
+        // pull does not flood the client.
+        if (f.path == last_file && done < f.size && done - last_sent < (256u << 10)) return;
+        last_file          = f.path;
+        last_sent          = done;
+        std::string digest = "sha256:" + f.etag();
+        line({{"status", "downloading " + digest},
+              {"digest", digest},
+              {"total", f.size},
+              {"completed", done}});
+    }
+};
+
+}  // namespace
+
+void register_store_routes(httplib::Server &svr, const std::string &state_dir) {
+    store::store_options so;
+    so.state_dir = state_dir;
+    auto st      = std::make_shared<store::model_store>(so);
+
+    svr.Post("/api/pull", [st](const httplib::Request &req, httplib::Response &res) {
+        json body;
+        std::string model;
+        if (!read_model(req, res, body, model)) return;
+        auto ref = store::parse_model_ref(model);
+        if (!ref) {
+            ollama_error(res, 400,
+                         "\"" + model + "\" is not a hub model name (org/repo[:TAG][@rev])");
+            return;
+        }
+        if (!body.value("stream", true)) {
+            store::model_entry e;
+            std::string error;
+            auto s = st->pull(*ref, {}, e, error);
+            if (s != store::pull_status::OK) return ollama_error(res, http_status(s), error);
+            res.set_content(json{{"status", "success"}}.dump(), "application/json");
+            return;
+        }
+        res.set_chunked_content_provider(
+            "application/x-ndjson", [st, r = *ref, model](size_t, httplib::DataSink &sink) {
+                pull_stream out;
+                out.sink = &sink;
+                store::pull_events ev;
+                ev.status     = [&](const std::string &s) { out.line({{"status", s}}); };
+                ev.progress   = [&](const store::repo_file &f, uint64_t d) { out.progress(f, d); };
+                ev.keep_going = [&] { return !out.client_gone && sink.is_writable(); };
+                store::model_entry e;
+                std::string error;
+                auto s = st->pull(r, ev, e, error);
+                if (s != store::pull_status::OK) {
+                    SF_LOG_WARN("http", "/api/pull %s: %s", model.c_str(), error.c_str());
+                    out.line({{"error", error}});
+                }
+                sink.done();
+                return true;
+            });
+    });
+
+    svr.Delete("/api/delete", [st](const httplib::Request &req, httplib::Response &res) {
+        json body;
+        std::string model;
+        if (!read_model(req, res, body, model)) return;
+        uint64_t freed = 0;
+        std::string error;
+        if (!st->remove(model, freed, error)) return ollama_error(res, 404, error);
+        res.status = 200;
+    });
+}
+
+}  // namespace sf

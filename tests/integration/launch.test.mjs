@@ -1,0 +1,166 @@
+// `superfluid launch AGENT` (issue #8): what each agent gets (--print), and a real launch that
+// starts the server in the background, runs the agent with its config, and restores the
+// agent's own config files afterwards. The agents themselves are not installed here; a small
+// script stands in for one (--bin), except Claude Code in tests/clients.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, chmodSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { model, startServer, freePort, runSuperfluid } from '../lib/server.mjs';
+
+const cleanup = [];
+after(async () => {
+  for (const f of cleanup) await f();
+});
+
+const sf = runSuperfluid;
+
+/** Parses --print output: { env, unset, files: {path: content}, exec: [argv] }. */
+function parsePrint(text) {
+  const out = { env: {}, unset: [], files: {}, exec: null, header: text.split('\n')[0] };
+  const unq = (s) => [...s.matchAll(/'((?:[^']|'\\'')*)'/g)].map((m) => m[1].replaceAll("'\\''", "'"));
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i];
+    let m;
+    if ((m = /^export (\w+)=(.*)$/.exec(l))) out.env[m[1]] = unq(m[2])[0];
+    else if ((m = /^unset (\w+)$/.exec(l))) out.unset.push(m[1]);
+    else if ((m = /^# file (\S+) \(/.exec(l))) {
+      const body = [];
+      while (lines[++i] !== '# end of file') body.push(lines[i]);
+      out.files[m[1]] = body.join('\n');
+    } else if (l.startsWith('exec ')) out.exec = unq(l.slice(5));
+  }
+  return out;
+}
+
+test('launch --print: every agent gets the documented variables and config', async () => {
+  const server = await startServer(['--ctx-size', '4096']);
+  cleanup.push(() => server.stop());
+  const home = mkdtempSync(join(tmpdir(), 'sf-home-'));
+  // A user's existing pi config: launch merges its provider in and leaves the rest.
+  mkdirSync(join(home, '.pi', 'agent'), { recursive: true });
+  writeFileSync(join(home, '.pi', 'agent', 'models.json'), JSON.stringify({ providers: { mine: { baseUrl: 'http://x' } } }));
+  const env = { ...process.env, HOME: home };
+  const state = server.stateDir;
+  const print = async (agent, ...extra) => {
+    const r = await sf(['launch', agent, '--print', '--port', String(server.port), '--state-dir', state, ...extra], env);
+    assert.equal(r.code, 0, r.stderr);
+    return parsePrint(r.stdout);
+  };
+  const url = server.url;
+  const id = 'tiny-qwen3-1'; // the running server's model id, asked from /v1/models
+
+  const claude = await print('claude', '--', '-p', 'hi');
+  assert.equal(claude.env.ANTHROPIC_BASE_URL, url);
+  assert.equal(claude.env.ANTHROPIC_AUTH_TOKEN, 'sk-interactive-superfluid');
+  for (const v of ['ANTHROPIC_MODEL', 'ANTHROPIC_SMALL_FAST_MODEL', 'ANTHROPIC_DEFAULT_OPUS_MODEL', 'ANTHROPIC_DEFAULT_SONNET_MODEL', 'ANTHROPIC_DEFAULT_HAIKU_MODEL', 'CLAUDE_CODE_SUBAGENT_MODEL'])
+    assert.equal(claude.env[v], id, v);
+  assert.equal(claude.env.CLAUDE_CODE_ATTRIBUTION_HEADER, '0');
+  assert.equal(claude.env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, '1');
+  assert.equal(claude.env.ANTHROPIC_CUSTOM_HEADERS, 'X-Superfluid-Priority: interactive');
+  assert.deepEqual(claude.unset, ['ANTHROPIC_API_KEY']);
+  assert.deepEqual(claude.exec, ['claude', '-p', 'hi']);
+
+  const batch = await print('claude', '--priority', 'batch');
+  assert.equal(batch.env.ANTHROPIC_CUSTOM_HEADERS, 'X-Superfluid-Priority: batch');
+  assert.equal(batch.env.ANTHROPIC_AUTH_TOKEN, 'sk-batch-superfluid');
+
+  const codex = await print('codex');
+  const overrides = codex.exec.filter((_, i) => codex.exec[i - 1] === '-c');
+  assert.deepEqual(overrides, [
+    'model_provider="superfluid"',
+    `model="${id}"`,
+    'model_providers.superfluid.name="Superfluid"',
+    `model_providers.superfluid.base_url="${url}/v1"`,
+    'model_providers.superfluid.wire_api="responses"',
+    'model_providers.superfluid.http_headers={ "X-Superfluid-Priority" = "interactive" }',
+  ]);
+
+  const opencode = JSON.parse((await print('opencode')).env.OPENCODE_CONFIG_CONTENT);
+  assert.equal(opencode.provider.superfluid.npm, '@ai-sdk/openai-compatible');
+  assert.equal(opencode.provider.superfluid.options.baseURL, `${url}/v1`);
+  assert.equal(opencode.provider.superfluid.options.headers['X-Superfluid-Priority'], 'interactive');
+  assert.equal(opencode.model, `superfluid/${id}`);
+
+  const pi = await print('pi');
+  const piCfg = JSON.parse(pi.files[join(home, '.pi/agent/models.json')]);
+  assert.equal(piCfg.providers.mine.baseUrl, 'http://x');
+  assert.deepEqual(piCfg.providers.superfluid, {
+    api: 'openai-completions', apiKey: 'sk-interactive-superfluid', baseUrl: `${url}/v1`,
+    headers: { 'X-Superfluid-Priority': 'interactive' }, models: [{ id }],
+  });
+  assert.deepEqual(pi.exec, ['pi', '--provider', 'superfluid', '--model', id]);
+
+  const cline = await print('cline');
+  const gs = JSON.parse(cline.files[join(home, '.cline/data/globalState.json')]);
+  assert.equal(gs.actModeApiProvider, 'openai');
+  assert.equal(gs.planModeApiProvider, 'openai');
+  assert.equal(gs.openAiBaseUrl, `${url}/v1`);
+  assert.equal(gs.actModeOpenAiModelId, id);
+  assert.deepEqual(gs.openAiHeaders, { 'X-Superfluid-Priority': 'interactive' });
+  assert.equal(JSON.parse(cline.files[join(home, '.cline/data/secrets.json')]).openAiApiKey, 'sk-interactive-superfluid');
+
+  const hermes = await print('hermes');
+  assert.equal(hermes.env.HERMES_HOME, join(state, 'launch', 'hermes'));
+  const yaml = hermes.files[join(state, 'launch', 'hermes', 'config.yaml')];
+  assert.match(yaml, new RegExp(`default: "${id}"\\n  provider: custom\\n  base_url: "${url}/v1"\\n  api_key: "sk-interactive-superfluid"`));
+
+  const openclaw = await print('openclaw');
+  const ocPath = join(state, 'launch', 'openclaw', 'openclaw.json');
+  assert.equal(openclaw.env.OPENCLAW_CONFIG_PATH, ocPath);
+  const oc = JSON.parse(openclaw.files[ocPath]);
+  assert.equal(oc.models.providers.ollama.api, 'ollama'); // native Ollama API, no /v1
+  assert.equal(oc.models.providers.ollama.baseUrl, url);
+  assert.equal(oc.models.providers.ollama.models[0].contextWindow, 4096);
+  assert.equal(oc.agents.defaults.model.primary, `ollama/${id}`);
+
+  const ollama = await print('ollama', '--', 'run', id);
+  assert.equal(ollama.env.OLLAMA_HOST, url);
+  assert.deepEqual(ollama.exec, ['ollama', 'run', id]);
+
+  const unknown = await sf(['launch', 'nope', '--print'], env);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /unknown agent "nope"; known agents:\n\s+claude\s+Claude Code/);
+  // --print starts nothing: with no server, it names the model serve would use.
+  const none = await sf(['launch', 'claude', '--print', '--port', String(await freePort())], env);
+  assert.equal(parsePrint(none.stdout).env.ANTHROPIC_MODEL, 'unsloth/Qwen3-0.6B-GGUF:Q4_K_M');
+});
+
+test('launch starts the server in the background, runs the agent with its args, restores its config', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-launch-'));
+  const home = join(dir, 'home');
+  mkdirSync(join(home, '.pi', 'agent'), { recursive: true });
+  const original = '{"providers": {"mine": {}}}\n';
+  writeFileSync(join(home, '.pi', 'agent', 'models.json'), original);
+  // The stand-in agent records what it was given, then asks the server for its health.
+  const agent = join(dir, 'fake-pi');
+  const seen = join(dir, 'seen.txt');
+  writeFileSync(agent, `#!/bin/sh\n{ echo "ARGS $*"; cat "$HOME/.pi/agent/models.json"; } > "${seen}"\nexit 7\n`);
+  chmodSync(agent, 0o755);
+  const port = await freePort();
+  const state = join(dir, 'state');
+  const env = { ...process.env, HOME: home };
+  const args = ['launch', 'pi', '--bin', agent, '--port', String(port), '--model', model(), '--state-dir', state, '--', '--print', 'hello'];
+  const r = await sf(args, env);
+  const pid = Number(/pid (\d+)/.exec(r.stderr)?.[1]);
+  if (pid) cleanup.push(async () => { try { process.kill(pid, 'SIGTERM'); } catch {} });
+  assert.equal(r.code, 7, r.stderr); // the agent's exit code
+  assert.match(r.stderr, new RegExp(`starting \`superfluid serve \\S+ on 127\\.0\\.0\\.1:${port} \\(pid \\d+, log ${state}/launch/serve-${port}\\.log\\)`));
+  assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200); // still running
+  const s = readFileSync(seen, 'utf8');
+  assert.match(s, /^ARGS --provider superfluid --model tiny-qwen3-1 --print hello\n/);
+  assert.match(s, /"superfluid"/);
+  assert.equal(readFileSync(join(home, '.pi', 'agent', 'models.json'), 'utf8'), original);
+  assert.equal(existsSync(join(home, '.pi', 'agent', 'models.json.superfluid-backup')), false);
+
+  // A second launch finds the running server and starts none.
+  const again = await sf(args, env);
+  assert.equal(again.code, 7, again.stderr);
+  assert.doesNotMatch(again.stderr, /starting/);
+
+  const missing = await sf(['launch', 'codex', '--bin', join(dir, 'no-such-codex'), '--port', String(port)], env);
+  assert.equal(missing.code, 127);
+  assert.match(missing.stderr, /no-such-codex \(Codex\) is not installed: npm install -g @openai\/codex, or pass --bin PATH/);
+});
