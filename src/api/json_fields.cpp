@@ -1,5 +1,7 @@
 #include "api/json_fields.h"
 
+#include "api/json_schema_check.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -109,6 +111,16 @@ bool strings(const json &obj, const char *key, std::vector<std::string> &out, ap
     }
     for (const auto &x : v) out.push_back(x.get<std::string>());
     return true;
+}
+
+bool enforceable_schema(const json &schema, bool strict, const std::string &param, api_error &err) {
+    std::string where;
+    const std::string bad = unsupported_schema_keyword(schema, strict, where);
+    if (bad.empty()) return true;
+    err = bad_request("schema keyword '" + bad + "' (at " + where +
+                          ") cannot be enforced by this server's grammar",
+                      param, "unsupported_schema");
+    return false;
 }
 
 }  // namespace sf::fields

@@ -36,4 +36,10 @@ bool string(const json &obj, const char *key, std::string &out, api_error &err,
 bool strings(const json &obj, const char *key, std::vector<std::string> &out, api_error &err,
              const std::string &path = "");
 
+/**
+ * A JSON schema the output grammar can enforce (api/json_schema_check.h; `strict` for output
+ * formats, not for tool parameters). Otherwise a 400 naming the keyword and `param`.
+ */
+bool enforceable_schema(const json &schema, bool strict, const std::string &param, api_error &err);
+
 }  // namespace sf::fields

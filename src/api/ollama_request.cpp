@@ -123,13 +123,16 @@ bool parse_common(const json &j, generate_request &out, ollama_options &opts, ap
     if (!fields::boolean(j, "stream", opts.stream, err)) return false;
     if (!parse_keep_alive(j, opts, err)) return false;
     if (!parse_options(j, out, opts, err)) return false;
+    chat_options &chat = out.chat;
     if (!fields::absent(j, "format")) {
+        // "json": any JSON object (Ollama's JSON mode); an object: a JSON schema to follow.
         const json &f = j["format"];
-        if (f.is_string() && (f == "json" || f == "")) {
-            opts.format = f.get<std::string>();
+        if (f.is_string() && f == "json") {
+            chat.json_schema = R"({"type":"object"})";
         } else if (f.is_object()) {
-            opts.format = f.dump();
-        } else {
+            if (!fields::enforceable_schema(f, true, "format", err)) return false;
+            chat.json_schema = f.dump();
+        } else if (!(f.is_string() && f == "")) {
             err = bad_request("'format' must be \"json\" or a JSON schema object", "format",
                               "invalid_value");
             return false;
@@ -138,15 +141,55 @@ bool parse_common(const json &j, generate_request &out, ollama_options &opts, ap
     if (!fields::absent(j, "think")) {
         const json &t = j["think"];
         if (t.is_boolean()) {
-            opts.think = t.get<bool>();
+            chat.reasoning = t.get<bool>() ? 1 : 0;
         } else if (t.is_string() && (t == "high" || t == "medium" || t == "low")) {
-            opts.think       = true;
-            opts.think_level = t.get<std::string>();
+            chat.reasoning        = 1;
+            chat.reasoning_effort = t.get<std::string>();  // gpt-oss style levels
         } else {
             err = bad_request("'think' must be true, false, \"high\", \"medium\" or \"low\"",
                               "think", "invalid_value");
             return false;
         }
+    }
+    return true;
+}
+
+// Ollama's tools: [{"type":"function","function":{"name","description","parameters"}}].
+bool parse_tools(const json &j, chat_options &chat, api_error &err) {
+    if (fields::absent(j, "tools")) return true;
+    if (!j["tools"].is_array()) {
+        err = bad_request("'tools' must be an array", "tools", "invalid_type");
+        return false;
+    }
+    for (size_t i = 0; i < j["tools"].size(); ++i) {
+        const json &t       = j["tools"][i];
+        const std::string p = "tools[" + std::to_string(i) + "]";
+        const json *fn      = t.is_object() && t.contains("function") ? &t["function"] : nullptr;
+        tool_spec spec;
+        if (!fn || !fn->is_object()) {
+            err = bad_request("each tool needs a 'function' object", p, "invalid_type");
+            return false;
+        }
+        if (!fields::string(*fn, "name", spec.name, err, p + ".function.")) return false;
+        if (spec.name.empty()) {
+            err = bad_request("each tool needs a function name", p + ".function.name",
+                              "missing_required_parameter");
+            return false;
+        }
+        if (!fields::string(*fn, "description", spec.description, err, p + ".function."))
+            return false;
+        const json params = fn->contains("parameters") && !(*fn)["parameters"].is_null()
+                                ? (*fn)["parameters"]
+                                : json{{"type", "object"}, {"properties", json::object()}};
+        if (!params.is_object()) {
+            err = bad_request("a tool's parameters must be a JSON schema object",
+                              p + ".function.parameters", "invalid_type");
+            return false;
+        }
+        if (!fields::enforceable_schema(params, false, p + ".function.parameters", err))
+            return false;
+        spec.parameters = params.dump();
+        chat.tools.push_back(std::move(spec));
     }
     return true;
 }
@@ -231,15 +274,7 @@ bool parse_ollama_chat(const std::string &body, generate_request &out, ollama_op
         opts.load_only = true;
         return true;
     }
-    if (!parse_messages(j, out.messages, err)) return false;
-    if (!fields::absent(j, "tools")) {
-        if (!j["tools"].is_array()) {
-            err = bad_request("'tools' must be an array", "tools", "invalid_type");
-            return false;
-        }
-        if (!j["tools"].empty()) opts.tools = j["tools"].dump();
-    }
-    return true;
+    return parse_messages(j, out.messages, err) && parse_tools(j, out.chat, err);
 }
 
 bool parse_ollama_generate(const std::string &body, generate_request &out, ollama_options &opts,
@@ -277,6 +312,15 @@ bool parse_ollama_generate(const std::string &body, generate_request &out, ollam
         return true;
     }
     out.want_prompt_tokens = true;  // the final line carries `context`
+    const bool shaped      = !out.chat.json_schema.empty() || out.chat.reasoning == 1;
+    if ((opts.raw || !tmpl.empty()) && shaped) {
+        // Grammar and reasoning come from the model's chat template, which raw skips.
+        err = bad_request(
+            "'format' and 'think' need the model's template: not with 'raw' or "
+            "'template'",
+            opts.raw ? "raw" : "template", "unsupported_value");
+        return false;
+    }
     if (opts.raw) {
         out.is_chat = false;  // no template at all: the prompt is the model's input
         out.prompt  = prompt;

@@ -1,5 +1,6 @@
 #include "api/openai_request.h"
 
+#include "api/openai_chat_options.h"
 #include "api/priority.h"
 
 #include <nlohmann/json.hpp>
@@ -241,9 +242,10 @@ bool content_text(const json &c, size_t idx, std::string &out, api_error &err) {
             out += part["text"].get<std::string>();
         } else if (type == "image_url" || type == "input_image" || type == "input_audio" ||
                    type == "file") {
-            err = bad_request(
-                "content part type '" + type + "' is not supported: the loaded model is text-only",
-                param, "unsupported_content");
+            err = bad_request("content part type '" + type +
+                                  "' is not supported: the model has no vision support (it is "
+                                  "text-only)",
+                              param, "unsupported_content");
             return false;
         } else {
             err = bad_request("unknown content part type '" + type + "'", param, "invalid_value");
@@ -355,26 +357,7 @@ bool parse_openai_chat(const std::string &body, generate_request &out, openai_op
     // No max: generation runs to the context limit, like OpenAI and llama-server.
     if (!parse_common(j, out, opts, INT32_MAX, err)) return false;
     if (!parse_messages(j, out.messages, err)) return false;
-    if (!is_null_or_absent(j, "tools") && !(j["tools"].is_array() && j["tools"].empty())) {
-        err = bad_request("'tools' is not supported by this server yet", "tools",
-                          "unsupported_parameter");
-        return false;
-    }
-    if (!is_null_or_absent(j, "response_format")) {
-        const auto &rf = j["response_format"];
-        if (!rf.is_object() || !rf.contains("type") || !rf["type"].is_string()) {
-            err = bad_request("'response_format' must be an object with a 'type'",
-                              "response_format", "invalid_type");
-            return false;
-        }
-        if (rf["type"] != "text") {
-            err = bad_request("response_format type '" + rf["type"].get<std::string>() +
-                                  "' is not supported by this server yet (only 'text')",
-                              "response_format", "unsupported_value");
-            return false;
-        }
-    }
-    return true;
+    return parse_openai_chat_options(j, out.chat, err);
 }
 
 bool parse_openai_completion(const std::string &body, generate_request &out, openai_options &opts,

@@ -72,6 +72,75 @@ std::string openai_chat_chunk(const openai_meta &m, const std::string *text, boo
     return dump(j);
 }
 
+const char *openai_chat_finish_reason(finish_reason r, bool has_tool_calls) {
+    return has_tool_calls && r == finish_reason::STOP ? "tool_calls" : openai_finish_reason(r);
+}
+
+std::string openai_chat_message_response(const openai_meta &m, const parsed_message &msg,
+                                         const char *finish) {
+    json message = {{"role", "assistant"}};
+    message["content"] =
+        msg.content.empty() && !msg.tool_calls.empty() ? json(nullptr) : json(msg.content);
+    if (!msg.reasoning.empty()) message["reasoning_content"] = msg.reasoning;
+    if (!msg.tool_calls.empty()) {
+        json calls = json::array();
+        for (const auto &tc : msg.tool_calls) {
+            calls.push_back({{"id", tc.id},
+                             {"type", "function"},
+                             {"function", {{"name", tc.name}, {"arguments", tc.arguments}}}});
+        }
+        message["tool_calls"] = calls;
+    }
+    json choice = {
+        {"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", finish}};
+    return dump({{"id", m.id},
+                 {"object", "chat.completion"},
+                 {"created", m.created},
+                 {"model", m.model},
+                 {"choices", json::array({choice})},
+                 {"usage", usage(m)}});
+}
+
+static std::string chat_chunk(const openai_meta &m, json delta, json finish) {
+    json choice = {{"index", 0},
+                   {"delta", std::move(delta)},
+                   {"logprobs", nullptr},
+                   {"finish_reason", finish}};
+    return dump({{"id", m.id},
+                 {"object", "chat.completion.chunk"},
+                 {"created", m.created},
+                 {"model", m.model},
+                 {"choices", json::array({choice})}});
+}
+
+std::string openai_chat_delta_chunk(const openai_meta &m, const chat_delta &d) {
+    json delta;
+    switch (d.type) {
+        case chat_delta::kind::CONTENT:
+            delta = {{"content", d.text}};
+            break;
+        case chat_delta::kind::REASONING:
+            delta = {{"reasoning_content", d.text}};
+            break;
+        case chat_delta::kind::TOOL_CALL_START:
+            delta = {{"tool_calls",
+                      json::array({{{"index", d.tool_index},
+                                    {"id", d.id},
+                                    {"type", "function"},
+                                    {"function", {{"name", d.name}, {"arguments", ""}}}}})}};
+            break;
+        case chat_delta::kind::TOOL_CALL_ARGS:
+            delta = {{"tool_calls", json::array({{{"index", d.tool_index},
+                                                  {"function", {{"arguments", d.text}}}}})}};
+            break;
+    }
+    return chat_chunk(m, std::move(delta), nullptr);
+}
+
+std::string openai_chat_finish_chunk(const openai_meta &m, const char *finish) {
+    return chat_chunk(m, json::object(), finish);
+}
+
 std::string openai_completion_chunk(const openai_meta &m, const std::string *text,
                                     const finish_reason *reason, bool usage_only) {
     json j = {

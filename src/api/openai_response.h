@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "chat/output_parser.h"
 #include "scheduler/types.h"
 
 namespace sf {
@@ -36,6 +37,26 @@ std::string openai_completion_response(const openai_meta &m, const std::string &
  */
 std::string openai_chat_chunk(const openai_meta &m, const std::string *text, bool role_chunk,
                               const finish_reason *reason, bool usage_only);
+/** "tool_calls" when the answer called tools and ended normally, else openai_finish_reason. */
+const char *openai_chat_finish_reason(finish_reason r, bool has_tool_calls);
+
+/**
+ * Non-streaming chat.completion body of a parsed answer: message.content (null when only tools
+ * were called), message.reasoning_content (when the model reasoned), message.tool_calls.
+ */
+std::string openai_chat_message_response(const openai_meta &m, const parsed_message &msg,
+                                         const char *finish);
+
+/**
+ * A chat.completion.chunk carrying one parser delta: content, reasoning_content, or a
+ * tool_calls entry — {index, id, type, function: {name, arguments: ""}} to start a call,
+ * {index, function: {arguments}} for argument text (OpenAI's streamed tool-call shape).
+ */
+std::string openai_chat_delta_chunk(const openai_meta &m, const chat_delta &d);
+
+/** The chunk that ends a choice: empty delta, finish_reason `finish`. */
+std::string openai_chat_finish_chunk(const openai_meta &m, const char *finish);
+
 /** One streamed text_completion JSON. */
 std::string openai_completion_chunk(const openai_meta &m, const std::string *text,
                                     const finish_reason *reason, bool usage_only);

@@ -5,16 +5,28 @@
 #include <chrono>
 
 #include "api/openai_response.h"
-#include "util/utf8.h"
 
 namespace sf {
+
+namespace {
+
+// Invalid UTF-8 replaced exactly as the stream chunks do (nlohmann's `replace` handler, one
+// event at a time), so the state's text equals the concatenated stream.
+std::string as_streamed(const std::string &piece) {
+    if (piece.empty()) return piece;
+    return nlohmann::json::parse(
+               nlohmann::json(piece).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+        .get<std::string>();
+}
+
+}  // namespace
 
 std::string session_state_body(session &s, bool interrupted) {
     std::vector<session_event> tokens;
     std::optional<session_event> fin;
     s.read(0, tokens, fin, std::chrono::milliseconds(0));
     std::string text;
-    for (const auto &t : tokens) text += t.text;
+    for (const auto &t : tokens) text += as_streamed(t.text);
     nlohmann::json j = {
         {"id", s.id()},       {"object", "session"},         {"api", s.api()},
         {"model", s.model()}, {"created", s.created_unix()}, {"finish_reason", nullptr},
@@ -30,7 +42,7 @@ std::string session_state_body(session &s, bool interrupted) {
             case finish_reason::LENGTH:
                 status             = "completed";
                 j["finish_reason"] = openai_finish_reason(fin->reason);
-                text += fin->text;
+                text += as_streamed(fin->text);
                 last_id = s.id() + ":" + std::to_string(fin->completion_tokens);
                 break;
             case finish_reason::CANCELLED:
@@ -46,7 +58,7 @@ std::string session_state_body(session &s, bool interrupted) {
     j["usage"]         = {{"prompt_tokens", s.prompt_tokens()},
                           {"completion_tokens", completion},
                           {"total_tokens", s.prompt_tokens() + completion}};
-    j["text"]          = utf8::sanitize(text);
+    j["text"]          = text;
     j["last_event_id"] = last_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(last_id);
     return j.dump();
 }

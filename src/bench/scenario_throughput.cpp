@@ -1,4 +1,6 @@
-// Scenario `throughput`: concurrency levels; aggregate decode tokens/s, TTFT and ITL.
+// Scenario `throughput`: concurrency levels; aggregate decode tokens/s, TTFT and ITL; then
+// the journal's cost (bench/journal_cost.h).
+#include "bench/journal_cost.h"
 #include "bench/scenario.h"
 #include "bench/stats.h"
 #include "bench/workload.h"
@@ -50,6 +52,7 @@ scenario_result run_throughput(scenario_context &ctx) {
     r.figures["itl_p50_s"]  = num(percentile(all_itl, 50));
     r.figures["itl_p95_s"]  = num(percentile(all_itl, 95));
     r.figures["errors"]     = errors;
+    if (ctx.server.controlled()) measure_journal_cost(ctx, r);
     return r;
 }
 

@@ -40,6 +40,7 @@ std::vector<std::string> server_runner::argv() const {
              "--cache-dir", work_dir_ + "/prefix-cache", "--ctx-size",
              std::to_string(spec_.ctx_size), "--parallel", std::to_string(spec_.parallel)};
         if (spec_.threads > 0) a.insert(a.end(), {"--threads", std::to_string(spec_.threads)});
+        a.insert(a.end(), extra_args_.begin(), extra_args_.end());
     } else {
         // Same total context and slots as Superfluid: -c is the whole KV cache.
         a = {spec_.binary,

@@ -50,6 +50,8 @@ class server_runner {
      * would). Returns false when there is nothing to kill (external server).
      */
     bool kill_engine(std::string &error);
+    /** Extra `serve` flags for the next start (Superfluid only; e.g. the journal mode). */
+    void set_extra_args(std::vector<std::string> args) { extra_args_ = std::move(args); }
     /** True when the bench controls the processes (restart, kill). */
     bool controlled() const { return spec_.kind != server_kind::external; }
     /** Waits for GET /health 200 for at most `timeout_s`. */
@@ -70,6 +72,7 @@ class server_runner {
     void sample_once();
 
     server_spec spec_;
+    std::vector<std::string> extra_args_;
     std::string work_dir_;
     std::string base_url_;
     int port_ = 0;

@@ -27,8 +27,9 @@ server_probe probe_server(const std::string &host, int port) {
     cli.set_read_timeout(5);
     auto h = cli.Get("/health");
     if (!h) return p;
-    p.up    = true;
-    p.ready = h->status == 200;
+    p.up            = true;
+    p.health_status = h->status;
+    p.ready         = h->status == 200;
     if (!p.ready) return p;
     if (auto m = cli.Get("/v1/models"); m && m->status == 200) {
         auto j = json::parse(m->body, nullptr, false);
@@ -110,9 +111,15 @@ bool ensure_server(const std::string &host, int port, const std::string &model,
         fprintf(stderr,
                 "superfluid launch: starting `superfluid serve%s%s` on %s:%d (pid %d, log %s)\n",
                 model.empty() ? "" : " ", model.c_str(), host.c_str(), port, int(pid), log.c_str());
-    } else {
+    } else if (out.health_status == 503) {
         fprintf(stderr, "superfluid launch: the server on %s:%d is loading its model\n",
                 host.c_str(), port);
+    } else {
+        fprintf(stderr,
+                "superfluid launch: something that is not a superfluid server answers on %s:%d "
+                "(GET /health: HTTP %d); pick another --port\n",
+                host.c_str(), port, out.health_status);
+        return false;
     }
     // A first start may pull a model, so no fixed deadline while the server process lives.
     auto started = std::chrono::steady_clock::now();

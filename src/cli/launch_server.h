@@ -8,9 +8,10 @@
 namespace sf {
 
 struct server_probe {
-    bool up    = false;    // something answered HTTP
-    bool ready = false;    // /health 200
-    std::string model_id;  // first id of /v1/models
+    bool up           = false;  // something answered HTTP
+    bool ready        = false;  // /health 200
+    int health_status = 0;      // /health HTTP status (503 while a model loads)
+    std::string model_id;       // first id of /v1/models
     int context_length = 0;
 };
 

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sf {
@@ -31,6 +32,63 @@ struct chat_message {
     std::vector<tool_call> tool_calls;
 };
 
+/** A tool the model may call (OpenAI function tool / Anthropic tool). */
+struct tool_spec {
+    std::string name;
+    std::string description;
+    std::string parameters;  // JSON Schema of the arguments object, as JSON text
+};
+
+/** Whether and which tool the model must call. NAMED and REQUIRED are enforced by grammar. */
+enum class tool_choice_mode { AUTO, NONE, REQUIRED, NAMED };
+
+/**
+ * What shapes a chat turn besides its messages, the same for every API (core chat layer,
+ * docs/ARCHITECTURE.md "Chat layer"). The worker turns it, through llama.cpp `common`
+ * (common_chat_templates_apply), into the prompt, a grammar and a parser description.
+ */
+struct chat_options {
+    std::vector<tool_spec> tools;
+    tool_choice_mode tool_choice = tool_choice_mode::AUTO;
+    std::string tool_name;            // NAMED: the tool that must be called (one of `tools`)
+    bool parallel_tool_calls = true;  // more than one call in one answer
+    std::string json_schema;          // non-empty: the content is JSON valid against it (JSON text)
+    int reasoning = -1;               // -1: the template's default, 0: off, 1: on
+    std::string reasoning_effort;     // non-empty: template kwarg `reasoning_effort`
+    int32_t reasoning_budget = -1;  // reasoning tokens before the end tag is forced; -1: unlimited
+    std::vector<std::pair<std::string, std::string>> template_kwargs;  // name -> JSON text
+};
+
+/** A lazy grammar's trigger; `type` is llama.cpp's common_grammar_trigger_type. */
+struct grammar_trigger_spec {
+    int type = 0;
+    std::string value;
+};
+
+/**
+ * The output constraint of one sequence, produced by the chat layer and applied in the
+ * sequence's sampler (llama.cpp grammar sampler + reasoning budget). Empty grammar: none.
+ */
+struct output_constraint {
+    std::string grammar;  // GBNF
+    bool lazy = false;    // active only after a trigger (tool_choice auto)
+    std::vector<grammar_trigger_spec> triggers;
+    std::vector<std::string> preserved_tokens;  // special tokens the grammar names
+    std::string generation_prompt;              // prompt tail the grammar starts with (prefilled)
+    std::string thinking_start;                 // e.g. "<think>"; empty: no reasoning tags
+    std::vector<std::string> thinking_end;      // e.g. "</think>"
+    int32_t reasoning_budget = -1;              // see chat_options
+};
+
+/** How the head parses one turn's generated text (inputs of llama.cpp common_chat_parse). */
+struct chat_parse_spec {
+    int32_t format = 0;             // common_chat_format; 0: content only
+    std::string parser;             // serialized PEG parser (common_peg_arena); may be empty
+    std::string generation_prompt;  // the prompt's tail (e.g. "<think>\n\n</think>\n\n")
+    bool thinking         = false;  // the turn may start with reasoning
+    bool parse_tool_calls = false;  // tools were offered and may be called
+};
+
 /**
  * Sampling parameters of one sequence. Defaults follow llama-server's (common.h,
  * common_params_sampling). temperature <= 0 is greedy.
@@ -48,6 +106,7 @@ struct sampling_params {
     int32_t max_tokens      = 256;  // generated tokens, >= 1
     std::vector<std::string> stop;
     bool ignore_eos = false;
+    output_constraint constraint;  // set by the worker from the rendered chat, not by clients
 };
 
 /** A chat rendered by the model's template and tokenized. */
@@ -55,6 +114,8 @@ struct rendered_prompt {
     std::string text;  // the rendered template output (what `tokens` tokenize)
     std::vector<token_id> tokens;
     std::vector<std::string> extra_stops;  // stop strings the template asks for
+    output_constraint constraint;          // grammar etc. for the sampler
+    chat_parse_spec parse;                 // how to read the answer back
 };
 
 /** One sequence's share of a tick: `tokens` at positions pos, pos+1, … of sequence `seq`. */
@@ -91,16 +152,25 @@ class engine_i {
      * tokenizes the result. Returns false and sets `error` when the template rejects them.
      */
     virtual bool render_chat(const std::vector<chat_message> &messages, bool add_generation_prompt,
-                             rendered_prompt &out, std::string &error) const = 0;
+                             const chat_options &options, rendered_prompt &out,
+                             std::string &error) const = 0;
+    /** render_chat without tools, schema or reasoning options. */
+    bool render_chat(const std::vector<chat_message> &messages, bool add_generation_prompt,
+                     rendered_prompt &out, std::string &error) const {
+        return render_chat(messages, add_generation_prompt, chat_options{}, out, error);
+    }
 
     /**
      * Prepares sequence `seq` to generate: a fresh sampler that has seen `history`. Sampling
      * is counter-based (engine/llama/gumbel_sampler.h): token i's draw depends only on
      * (seed, i) and the logits, so a session resumed with its tokens so far in `history`
-     * continues as the uninterrupted run would have.
+     * continues as the uninterrupted run would have. The last `n_generated` tokens of
+     * `history` were generated by this session (a resume): they also advance the grammar
+     * of params.constraint, so the resumed sampler is in the state it had. Returns false
+     * when the constraint cannot be built or the generated tokens do not fit it.
      */
-    virtual void seq_start(int seq, const sampling_params &params,
-                           std::span<const token_id> history) = 0;
+    virtual bool seq_start(int seq, const sampling_params &params,
+                           std::span<const token_id> history, size_t n_generated = 0) = 0;
     /** Runs one batch over all items. Returns 0 on success, llama_decode's code otherwise. */
     virtual int decode(const std::vector<batch_item> &items) = 0;
     /** Samples (and records) token number `index` of `seq` from items[item] of the last decode. */

@@ -5,11 +5,14 @@
 
 #include <filesystem>
 
+#include "api/anthropic_response.h"
 #include "api/api_error.h"
+#include "http/anthropic_routes.h"
 #include "http/embed_routes.h"
 #include "http/ollama_model_routes.h"
 #include "http/ollama_routes.h"
 #include "http/openai_routes.h"
+#include "http/responses_routes.h"
 #include "http/session_routes.h"
 #include "http/status_routes.h"
 #include "http/store_routes.h"
@@ -69,7 +72,11 @@ void http_server::register_routes() {
             if (res.status >= 500) e.type = "server_error";
         }
         cors_headers(res);
-        res.set_content(openai_error_body(e), "application/json");
+        // Anthropic clients get Anthropic's error shape (they send anthropic-version).
+        const bool anthropic =
+            req.path.rfind("/v1/messages", 0) == 0 || req.has_header("anthropic-version");
+        res.set_content(anthropic ? anthropic_error_body(e) : openai_error_body(e),
+                        "application/json");
     });
     svr.set_exception_handler(
         [](const httplib::Request &, httplib::Response &res, std::exception_ptr ep) {
@@ -110,9 +117,11 @@ void http_server::register_routes() {
     rc.model_id       = opts_.model_id;
     rc.max_body_bytes = opts_.max_body_bytes;
     rc.priority       = opts_.priority;
+    register_anthropic_routes(svr, rc);
     register_ollama_routes(svr, rc);
     register_embed_routes(svr, rc);
-    register_ollama_model_routes(svr, rc, opts_.model_path);
+    register_responses_routes(svr, rc);
+    register_ollama_model_routes(svr, rc, opts_.model_path, opts_.state_dir);
     register_openai_routes(svr, std::move(rc));
     register_session_routes(svr, sessions_);
 }

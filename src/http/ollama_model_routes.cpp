@@ -11,6 +11,7 @@
 #include "api/json_fields.h"
 #include "api/ollama_response.h"
 #include "http/ollama_routes.h"
+#include "http/store_routes.h"
 
 namespace sf {
 
@@ -139,7 +140,7 @@ std::string ollama_model_name(const std::string &model_id) {
 }
 
 void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx,
-                                  std::string model_path) {
+                                  std::string model_path, std::string state_dir) {
     auto rc   = std::make_shared<const openai_route_context>(std::move(ctx));
     auto path = std::make_shared<const std::string>(std::move(model_path));
 
@@ -154,9 +155,12 @@ void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx
         res.set_content(R"({"version":"0.12.0"})", "application/json");
     });
 
-    svr.Get("/api/tags", [rc, path](const httplib::Request &, httplib::Response &res) {
-        res.set_content(dump({{"models", json::array({view(*rc, *path).listing()})}}),
-                        "application/json");
+    // The served model first, then the other models pulled into the store.
+    svr.Get("/api/tags", [rc, path, state_dir](const httplib::Request &, httplib::Response &res) {
+        json models = json::array({view(*rc, *path).listing()});
+        if (!state_dir.empty())
+            for (auto &m : pulled_model_tags(state_dir, rc->model_id)) models.push_back(m);
+        res.set_content(dump({{"models", models}}), "application/json");
     });
 
     svr.Post("/api/show", [rc, path](const httplib::Request &req, httplib::Response &res) {

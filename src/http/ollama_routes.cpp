@@ -7,7 +7,9 @@
 
 #include "api/ollama_request.h"
 #include "api/ollama_response.h"
+#include "chat/output_parser.h"
 #include "http/route_util.h"
+#include "http/session_ids.h"
 
 namespace sf {
 
@@ -41,8 +43,28 @@ struct ollama_run {
     bool hit_limit                    = false;
     bool done                         = false;
     clock_type::time_point last_check = clock_type::now();
-    std::vector<token_id> generated;  // generate: the answer's tokens for `context`
+    std::vector<token_id> generated;             // generate: the answer's tokens for `context`
+    std::unique_ptr<chat_output_parser> parser;  // templated requests: reasoning, tool calls
 };
+
+// Routes text through the chat layer's parser (when there is one) into `d`.
+void add_text(ollama_run &r, const std::string &text, ollama_delta &d, bool final) {
+    if (!r.parser) {
+        d.content += text;
+        return;
+    }
+    auto deltas = r.parser->push(text);
+    if (final) {
+        auto rest = r.parser->finish();
+        deltas.insert(deltas.end(), rest.begin(), rest.end());
+    }
+    for (const auto &x : deltas) {
+        if (x.type == chat_delta::kind::REASONING) d.thinking += x.text;
+        if (x.type == chat_delta::kind::CONTENT) d.content += x.text;
+    }
+    // Ollama sends a tool call whole (arguments as an object), once the answer is complete.
+    if (final) d.tool_calls = r.parser->message().tool_calls;
+}
 
 // How an answer ended, once it did.
 struct run_end {
@@ -66,7 +88,7 @@ bool poll(ollama_run &r, const httplib::Request &req, ollama_delta &d,
             r.got_first = true;
             r.t_first   = clock_type::now();
         }
-        d.content += ev.text;
+        add_text(r, ev.text, d, false);
         if (!r.chat) r.generated.push_back(ev.token);
         if (static_cast<int64_t>(r.cursor) >= r.limit) {
             r.hit_limit = true;  // num_ctx reached: stop here, as Ollama's context would
@@ -74,6 +96,7 @@ bool poll(ollama_run &r, const httplib::Request &req, ollama_delta &d,
         }
     }
     if (r.hit_limit) {
+        add_text(r, "", d, true);
         end = run_end{"length", "", static_cast<int32_t>(r.limit)};
         return true;
     }
@@ -82,7 +105,7 @@ bool poll(ollama_run &r, const httplib::Request &req, ollama_delta &d,
         end = run_end{"", fin->error.empty() ? "generation failed" : fin->error, 0};
         return true;
     }
-    d.content += fin->text;
+    add_text(r, fin->text, d, true);
     end = run_end{fin->reason == finish_reason::LENGTH ? "length" : "stop", "",
                   fin->completion_tokens};
     return true;
@@ -173,14 +196,11 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
         return send_error(res, 404, "model '" + greq.model + "' not found");
     r->model = greq.model;
     if (r->opts.load_only) return answer_load(res, greq.model, chat, r->opts);
-    if (!r->opts.format.empty() || r->opts.think.value_or(false) || !r->opts.tools.empty()) {
-        return send_error(res, 400,
-                          "'format', 'think' and 'tools' are not supported by this server yet");
-    }
 
     if (!apply_priority(req, rc.priority, greq, res, err))
         return send_error(res, err.status, err.message);
 
+    greq.api = chat ? "ollama.chat" : "ollama.generate";  // journaled (re-attach format)
     start_error serr;
     r->s = rc.sessions->start(greq, serr);
     if (!r->s) {
@@ -188,7 +208,10 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
         return send_error(res, from_start_error(serr).status, serr.message);
     }
     r->t_accepted = clock_type::now();
-    res.set_header("X-Superfluid-Session", r->s->id());
+    if (greq.is_chat)
+        r->parser =
+            std::make_unique<chat_output_parser>(r->s->parse_spec(), "call_" + r->s->id() + "_");
+    set_session_header(res, r->s->id());
     if (r->opts.num_ctx > 0) {
         // options.num_ctx below the server's context: the prompt must fit in it, and the
         // answer stops when it is full (Ollama's context would hold no more).

@@ -20,9 +20,15 @@ void send_error(httplib::Response &res, const api_error &e) {
     res.set_content(openai_error_body(e), "application/json");
 }
 
+// Tool call ids of a session's answer: unique per session, the same for every reader.
+std::string tool_call_id_prefix(const session &s) {
+    return "call_" + s.id() + "_";
+}
+
 // The state one streamed response carries across content-provider calls.
 struct stream_state {
     std::shared_ptr<session> s;
+    std::unique_ptr<chat_output_parser> parser;  // chat: text → content/reasoning/tool deltas
     openai_meta meta;
     bool chat                                        = true;
     bool include_usage                               = false;
@@ -46,6 +52,14 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
         if (st.chat && st.first_cursor == 0 &&
             !write_sse(sink, openai_chat_chunk(st.meta, nullptr, true, nullptr, false)))
             return false;
+        if (st.chat && st.first_cursor > 0) {
+            // A re-attached reader: the parser catches up on the text the client already has.
+            std::vector<session_event> seen;
+            std::optional<session_event> ignored;
+            st.s->read(0, seen, ignored, 0ms);
+            for (size_t i = 0; i < seen.size() && i < st.first_cursor; ++i)
+                st.parser->push(seen[i].text);
+        }
     }
     std::vector<session_event> evs;
     std::optional<session_event> fin;
@@ -55,9 +69,19 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
     for (const auto &ev : evs) {
         ++st.cursor;
         if (ev.text.empty()) continue;
-        std::string chunk = st.chat ? openai_chat_chunk(st.meta, &ev.text, false, nullptr, false)
-                                    : openai_completion_chunk(st.meta, &ev.text, nullptr, false);
-        if (!write_sse(sink, chunk, sse_event_id(st.s->id(), ev.index))) return false;
+        const std::string id = sse_event_id(st.s->id(), ev.index);
+        if (!st.chat) {
+            if (!write_sse(sink, openai_completion_chunk(st.meta, &ev.text, nullptr, false), id))
+                return false;
+            continue;
+        }
+        // The token's id goes on the last chunk it completes (a re-attach resumes after it).
+        const auto deltas = st.parser->push(ev.text);
+        for (size_t i = 0; i < deltas.size(); ++i) {
+            if (!write_sse(sink, openai_chat_delta_chunk(st.meta, deltas[i]),
+                           i + 1 == deltas.size() ? id : ""))
+                return false;
+        }
     }
     if (!fin) return true;
     // A re-attached reader that already saw the final chunk (its id is the token count).
@@ -76,16 +100,26 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
         api_error e{500, "server_error", fin->error.empty() ? "generation failed" : fin->error, "",
                     ""};
         write_sse(sink, openai_error_body(e));
+    } else if (st.chat) {
+        auto deltas = st.parser->push(fin->text);
+        for (auto &d : st.parser->finish()) deltas.push_back(std::move(d));
+        for (const auto &d : deltas)
+            if (!write_sse(sink, openai_chat_delta_chunk(st.meta, d))) return false;
+        const char *reason =
+            openai_chat_finish_reason(fin->reason, !st.parser->message().tool_calls.empty());
+        if (!write_sse(sink, openai_chat_finish_chunk(st.meta, reason),
+                       sse_event_id(st.s->id(), final_index)))
+            return false;
+        if (st.include_usage &&
+            !write_sse(sink, openai_chat_chunk(st.meta, nullptr, false, nullptr, true)))
+            return false;
     } else {
         const std::string *tail = fin->text.empty() ? nullptr : &fin->text;
-        std::string chunk = st.chat ? openai_chat_chunk(st.meta, tail, false, &fin->reason, false)
-                                    : openai_completion_chunk(st.meta, tail, &fin->reason, false);
+        std::string chunk       = openai_completion_chunk(st.meta, tail, &fin->reason, false);
         if (!write_sse(sink, chunk, sse_event_id(st.s->id(), final_index))) return false;
-        if (st.include_usage) {
-            std::string usage = st.chat ? openai_chat_chunk(st.meta, nullptr, false, nullptr, true)
-                                        : openai_completion_chunk(st.meta, nullptr, nullptr, true);
-            if (!write_sse(sink, usage)) return false;
-        }
+        if (st.include_usage &&
+            !write_sse(sink, openai_completion_chunk(st.meta, nullptr, nullptr, true)))
+            return false;
     }
     write_sse(sink, "[DONE]");
     st.done = true;
@@ -131,34 +165,27 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
 
     // Non-streaming: collect, watching for a client that gives up waiting.
     std::string text;
-    size_t cursor   = 0;
-    auto last_check = std::chrono::steady_clock::now();
-    for (;;) {
-        std::vector<session_event> evs;
-        std::optional<session_event> fin;
-        bool got = s->read(cursor, evs, fin, 100ms);
-        if (client_gone(req, last_check)) {
-            s->cancel();
-            return;
-        }
-        if (!got) continue;
-        for (const auto &ev : evs) text += ev.text;
-        cursor += evs.size();
-        if (!fin) continue;
-        if (fin->reason == finish_reason::ERROR || fin->reason == finish_reason::CANCELLED) {
-            // A shutdown is "try again later" (503); a failed engine is a server error (500).
-            api_error e{sessions.shutting_down() ? 503 : 500, "server_error",
-                        fin->error.empty() ? "generation failed" : fin->error, "", ""};
-            return send_error(res, e);
-        }
-        text += fin->text;
-        meta.completion_tokens = fin->completion_tokens;
-        meta.cached_tokens     = fin->cached_tokens;
-        res.set_content(chat ? openai_chat_response(meta, text, fin->reason)
-                             : openai_completion_response(meta, text, fin->reason),
-                        "application/json");
+    session_event fin;
+    if (!wait_for_session(*s, req, text, fin)) return;
+    if (fin.reason == finish_reason::ERROR || fin.reason == finish_reason::CANCELLED) {
+        // A shutdown is "try again later" (503); a failed engine is a server error (500).
+        api_error e{sessions.shutting_down() ? 503 : 500, "server_error",
+                    fin.error.empty() ? "generation failed" : fin.error, "", ""};
+        return send_error(res, e);
+    }
+    meta.completion_tokens = fin.completion_tokens;
+    meta.cached_tokens     = fin.cached_tokens;  // known once the worker placed it
+    if (!chat) {
+        res.set_content(openai_completion_response(meta, text, fin.reason), "application/json");
         return;
     }
+    chat_output_parser parser(s->parse_spec(), tool_call_id_prefix(*s));
+    parser.push(text);
+    parser.finish();
+    const auto &msg = parser.message();
+    res.set_content(openai_chat_message_response(
+                        meta, msg, openai_chat_finish_reason(fin.reason, !msg.tool_calls.empty())),
+                    "application/json");
 }
 
 }  // namespace
@@ -183,6 +210,9 @@ void stream_openai_session(const httplib::Request &req, httplib::Response &res,
     st->include_usage = include_usage;
     st->cursor        = cursor;
     st->first_cursor  = cursor;
+    if (chat)
+        st->parser =
+            std::make_unique<chat_output_parser>(st->s->parse_spec(), tool_call_id_prefix(*st->s));
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",

@@ -2,6 +2,9 @@
 
 #include <cpp-httplib/httplib.h>
 
+#include <optional>
+#include <vector>
+
 namespace sf {
 
 bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_point &last_check) {
@@ -41,12 +44,15 @@ api_error from_start_error(const start_error &se) {
     return e;
 }
 
+priority_headers priority_headers_of(const httplib::Request &req) {
+    return {req.get_header_value("X-Superfluid-Priority"), req.get_header_value("Authorization"),
+            req.get_header_value("x-api-key"), req.get_header_value("User-Agent")};
+}
+
 bool apply_priority(const httplib::Request &req, const priority_config &cfg, generate_request &greq,
                     httplib::Response &res, api_error &err) {
-    priority_headers ph{req.get_header_value("X-Superfluid-Priority"),
-                        req.get_header_value("Authorization"), req.get_header_value("x-api-key"),
-                        req.get_header_value("User-Agent")};
-    if (!resolve_priority(greq.cls_from_body, ph, cfg, greq.cls, err)) return false;
+    if (!resolve_priority(greq.cls_from_body, priority_headers_of(req), cfg, greq.cls, err))
+        return false;
     res.set_header("X-Superfluid-Priority", class_name(greq.cls));
     return true;
 }
@@ -71,6 +77,34 @@ int64_t unix_now() {
     return std::chrono::duration_cast<std::chrono::seconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
+}
+
+bool wait_for_session(session &s, const httplib::Request &req, std::string &text,
+                      session_event &fin_out) {
+    size_t cursor   = 0;
+    auto last_check = std::chrono::steady_clock::now();
+    for (;;) {
+        std::vector<session_event> evs;
+        std::optional<session_event> fin;
+        bool got = s.read(cursor, evs, fin, std::chrono::milliseconds(100));
+        if (client_gone(req, last_check)) {
+            s.cancel();
+            return false;
+        }
+        if (!got) continue;
+        for (const auto &ev : evs) text += ev.text;
+        cursor += evs.size();
+        if (!fin) continue;
+        text += fin->text;
+        fin_out = std::move(*fin);
+        return true;
+    }
+}
+
+bool write_sse_event(httplib::DataSink &sink, const std::string &event, const std::string &data) {
+    std::string frame = event.empty() ? "" : "event: " + event + "\n";
+    frame += "data: " + data + "\n\n";
+    return sink.write(frame.data(), frame.size());
 }
 
 }  // namespace sf

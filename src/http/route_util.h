@@ -66,4 +66,17 @@ void serve_stream(httplib::Response &res, const char *content_type, std::shared_
 /** Seconds since the Unix epoch. */
 int64_t unix_now();
 
+/** The headers api/priority.h reads. */
+priority_headers priority_headers_of(const httplib::Request &req);
+
+/**
+ * Non-streaming: waits for the session's end, appending released text (token texts and the
+ * finish's tail) to `text`. Returns false (and cancels the session) when the client left.
+ */
+bool wait_for_session(session &s, const httplib::Request &req, std::string &text,
+                      session_event &fin);
+
+/** Writes one SSE frame: optional `event:` line, then `data:`. False when the client left. */
+bool write_sse_event(httplib::DataSink &sink, const std::string &event, const std::string &data);
+
 }  // namespace sf

@@ -51,8 +51,9 @@ void register_session_routes(httplib::Server &svr, session_manager &sessions) {
                 if (!resume_cursor(req, s->id(), cursor, err))
                     return send_error(res, bad_request(err, "Last-Event-ID"));
                 set_session_header(res, s->id());
-                // Other APIs' sessions are replayed as OpenAI chat chunks for now.
-                const bool chat  = s->api() != "openai.completion";
+                // Other APIs' sessions are replayed as OpenAI chunks for now: text-completion
+                // chunks for prompt-style APIs, chat chunks for the rest.
+                const bool chat  = s->api() != "openai.completion" && s->api() != "ollama.generate";
                 const bool usage = req.has_param("include_usage") &&
                                    req.get_param_value("include_usage") == "true";
                 // A re-attached reader never cancels the generation when it goes away.

@@ -119,7 +119,22 @@ void register_status_routes(httplib::Server &svr, session_manager &sessions,
         res.set_content(body.dump(), "application/json");
     });
 
-    svr.Get("/v1/models", [model_id](const httplib::Request &, httplib::Response &res) {
+    // The shape the caller expects: Anthropic's (type/display_name/created_at, has_more) for
+    // clients that send anthropic-version, OpenAI's otherwise.
+    svr.Get("/v1/models", [model_id](const httplib::Request &req, httplib::Response &res) {
+        if (req.has_header("anthropic-version")) {
+            json model = {{"type", "model"},
+                          {"id", model_id},
+                          {"display_name", model_id},
+                          {"created_at", "1970-01-01T00:00:00Z"}};
+            res.set_content(json{{"data", json::array({model})},
+                                 {"has_more", false},
+                                 {"first_id", model_id},
+                                 {"last_id", model_id}}
+                                .dump(),
+                            "application/json");
+            return;
+        }
         json model = {
             {"id", model_id}, {"object", "model"}, {"created", 0}, {"owned_by", "superfluid"}};
         res.set_content(json{{"object", "list"}, {"data", json::array({model})}}.dump(),

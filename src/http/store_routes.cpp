@@ -3,6 +3,8 @@
 #include <cpp-httplib/httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <ctime>
+#include <filesystem>
 #include <memory>
 
 #include "store/model_store.h"
@@ -74,6 +76,35 @@ struct pull_stream {
 };
 
 }  // namespace
+
+json pulled_model_tags(const std::string &state_dir, const std::string &exclude) {
+    store::store_options so;
+    so.state_dir = state_dir;
+    json out     = json::array();
+    for (const auto &m : store::model_store(so).list()) {
+        if (m.name == exclude) continue;
+        char when[40];
+        time_t t = time_t(m.pulled_at);
+        std::tm tm{};
+        gmtime_r(&t, &tm);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        std::error_code ec;  // the snapshot entry links to blobs/<sha256>
+        std::string blob = std::filesystem::read_symlink(m.path, ec).filename().string();
+        out.push_back({{"name", m.name},
+                       {"model", m.name},
+                       {"modified_at", when},
+                       {"size", m.size},
+                       {"digest", blob},
+                       {"details",
+                        {{"parent_model", ""},
+                         {"format", "gguf"},
+                         {"family", ""},
+                         {"families", nullptr},
+                         {"parameter_size", ""},
+                         {"quantization_level", m.quant}}}});
+    }
+    return out;
+}
 
 void register_store_routes(httplib::Server &svr, const std::string &state_dir) {
     store::store_options so;

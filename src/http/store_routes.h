@@ -10,6 +10,8 @@
 // model endpoints and live with the Ollama API routes.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 namespace httplib {
@@ -20,5 +22,12 @@ namespace sf {
 
 /** Registers /api/pull and /api/delete over the store whose index is under `state_dir`. */
 void register_store_routes(httplib::Server &svr, const std::string &state_dir);
+
+/**
+ * The pulled models as Ollama /api/tags entries (name, model, modified_at = when pulled, size,
+ * digest = the first file's SHA-256, details.format/quantization_level), leaving out the model
+ * named `exclude` (the served one, listed by the Ollama routes themselves).
+ */
+nlohmann::json pulled_model_tags(const std::string &state_dir, const std::string &exclude);
 
 }  // namespace sf

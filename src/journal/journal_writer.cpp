@@ -85,7 +85,9 @@ void writer::commit(std::deque<op> &batch) {
     bool ok = db_->write(ok_ops, err);
     if (!ok) {
         SF_LOG_ERROR("journal", "cannot write %zu records: %s", ok_ops.size(), err.c_str());
-        for (const auto &o : ok_ops) failed_.insert(o.session);
+        // A failed session row needs no tracking: the session is refused, nothing follows it.
+        for (const auto &o : ok_ops)
+            if (o.type == op::kind::TOKEN) failed_.insert(o.session);
     }
     for (auto &o : ok_ops) {
         if (o.type == op::kind::FINISH) failed_.erase(o.session);  // its last write

@@ -77,6 +77,65 @@ chat_message from_proto(const pb::ChatMessage &m) {
     return cm;
 }
 
+void to_proto(const chat_options &o, pb::ChatOptions &out) {
+    for (const auto &t : o.tools) {
+        auto *p = out.add_tools();
+        p->set_name(t.name);
+        p->set_description(t.description);
+        p->set_parameters(t.parameters);
+    }
+    switch (o.tool_choice) {
+        case tool_choice_mode::NONE:
+            out.set_tool_choice("none");
+            break;
+        case tool_choice_mode::REQUIRED:
+            out.set_tool_choice("required");
+            break;
+        case tool_choice_mode::NAMED:
+            out.set_tool_choice("named");
+            break;
+        default:
+            out.set_tool_choice("auto");
+    }
+    out.set_tool_name(o.tool_name);
+    out.set_parallel_tool_calls(o.parallel_tool_calls);
+    out.set_json_schema(o.json_schema);
+    if (o.reasoning >= 0) out.set_enable_thinking(o.reasoning == 1);
+    out.set_reasoning_effort(o.reasoning_effort);
+    if (o.reasoning_budget >= 0) out.set_reasoning_budget(o.reasoning_budget);
+    for (const auto &[k, v] : o.template_kwargs) (*out.mutable_template_kwargs())[k] = v;
+}
+
+chat_options from_proto(const pb::ChatOptions &o) {
+    chat_options c;
+    for (const auto &t : o.tools()) c.tools.push_back({t.name(), t.description(), t.parameters()});
+    const auto &tc        = o.tool_choice();
+    c.tool_choice         = tc == "none"       ? tool_choice_mode::NONE
+                            : tc == "required" ? tool_choice_mode::REQUIRED
+                            : tc == "named"    ? tool_choice_mode::NAMED
+                                               : tool_choice_mode::AUTO;
+    c.tool_name           = o.tool_name();
+    c.parallel_tool_calls = o.parallel_tool_calls();
+    c.json_schema         = o.json_schema();
+    c.reasoning           = o.has_enable_thinking() ? (o.enable_thinking() ? 1 : 0) : -1;
+    c.reasoning_effort    = o.reasoning_effort();
+    c.reasoning_budget    = o.has_reasoning_budget() ? o.reasoning_budget() : -1;
+    for (const auto &[k, v] : o.template_kwargs()) c.template_kwargs.emplace_back(k, v);
+    return c;
+}
+
+void to_proto(const chat_parse_spec &p, pb::ChatParse &out) {
+    out.set_format(p.format);
+    out.set_parser(p.parser);
+    out.set_generation_prompt(p.generation_prompt);
+    out.set_thinking(p.thinking);
+    out.set_parse_tool_calls(p.parse_tool_calls);
+}
+
+chat_parse_spec from_proto(const pb::ChatParse &p) {
+    return {p.format(), p.parser(), p.generation_prompt(), p.thinking(), p.parse_tool_calls()};
+}
+
 static pb::FinishReason to_proto(finish_reason r) {
     switch (r) {
         case finish_reason::STOP:

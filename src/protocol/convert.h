@@ -19,6 +19,14 @@ sampling_params from_proto(const pb::SamplingParams &p);
 void to_proto(const chat_message &m, pb::ChatMessage &out);
 chat_message from_proto(const pb::ChatMessage &m);
 
+/** Chat options (tools, tool choice, schema, reasoning) both ways. */
+void to_proto(const chat_options &o, pb::ChatOptions &out);
+chat_options from_proto(const pb::ChatOptions &o);
+
+/** The parse spec of an accepted chat request both ways. */
+void to_proto(const chat_parse_spec &p, pb::ChatParse &out);
+chat_parse_spec from_proto(const pb::ChatParse &p);
+
 /** A token or finish event of `session_id` as a GenerateEvent. */
 void to_proto(const session_event &ev, const std::string &session_id, pb::GenerateEvent &out);
 session_event from_proto(const pb::Token &t);

@@ -108,8 +108,11 @@ void scheduler::place(int i, seq_state &&s) {
     // A resumed session: rebuild the text state from the tokens already delivered.
     for (token_id t : q.req.resume_tokens) q.text->push(engine_.token_piece(t));
     q.n_generated = static_cast<uint32_t>(q.req.resume_tokens.size());
-    engine_.seq_start(i, q.req.sampling, q.pending);
-    q.started = true;
+    q.started     = true;
+    if (!engine_.seq_start(i, q.req.sampling, q.pending, q.req.resume_tokens.size())) {
+        finish(i, finish_reason::ERROR,
+               "the engine could not set up the sequence's sampler (grammar)");
+    }
 }
 
 // The running slot to park for a waiting session of class `c`: the least urgent one that is

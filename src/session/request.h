@@ -14,6 +14,7 @@ namespace sf {
 struct generate_request {
     bool is_chat = true;
     std::vector<chat_message> messages;  // is_chat
+    chat_options chat;                   // is_chat: tools, tool choice, schema, reasoning
     std::string prompt;                  // !is_chat (text completion)
     sampling_params sampling;
     bool has_seed      = false;  // else the session layer assigns one

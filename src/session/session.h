@@ -39,6 +39,9 @@ class session {
     }
     const std::string &api() const { return api_; }
     int64_t created_unix() const { return created_unix_; }
+    /** How to parse the answer (chat requests; from the worker's accepted event). */
+    void set_parse_spec(chat_parse_spec spec) { parse_ = std::move(spec); }
+    const chat_parse_spec &parse_spec() const { return parse_; }
     std::chrono::steady_clock::time_point started() const { return started_; }
     /** Token events received so far. */
     size_t token_count() const;
@@ -85,6 +88,7 @@ class session {
     int32_t cached_tokens_;
     std::vector<token_id> prompt_token_ids_;
 
+    chat_parse_spec parse_;
     priority_class cls_                            = priority_class::NORMAL;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     std::string api_;

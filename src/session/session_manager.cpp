@@ -123,6 +123,7 @@ pb::GenerateRequest session_manager::to_proto(const generate_request &req,
         auto *chat = out.mutable_chat();
         chat->set_add_generation_prompt(true);
         for (const auto &m : req.messages) protocol::to_proto(m, *chat->add_messages());
+        protocol::to_proto(req.chat, *chat->mutable_options());
     } else {
         out.set_prompt(req.prompt);
     }
@@ -192,6 +193,7 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
     s->set_api(api, now_ms / 1000);
     if (req.want_prompt_tokens)
         s->set_prompt_token_ids({acc.prompt_token_ids().begin(), acc.prompt_token_ids().end()});
+    s->set_parse_spec(protocol::from_proto(acc.parse()));
     s->set_origin(req.cls, t0);
 
     // The session row is committed before any of its tokens can be (same writer queue) and
@@ -277,6 +279,31 @@ void session_manager::journal_finish(const std::shared_ptr<session> &s, session_
     s->wait_finished();
 }
 
+bool session_manager::count_prompt_tokens(const generate_request &req, int32_t &tokens,
+                                          start_error &err) {
+    if (shutting_down_.load()) {
+        err.type    = start_error::kind::UNAVAILABLE;
+        err.message = "the server is shutting down";
+        return false;
+    }
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    ctx.set_wait_for_ready(true);
+    pb::GenerateEvent reply;
+    grpc::Status st = stub_->Render(&ctx, to_proto(req, new_session_id()), &reply);
+    if (!st.ok()) {
+        err.type    = start_error::kind::UNAVAILABLE;
+        err.message = "the inference worker is not available (" + st.error_message() + ")";
+        return false;
+    }
+    if (reply.has_rejected()) {
+        err = from_rejected(reply.rejected());
+        return false;
+    }
+    tokens = reply.accepted().prompt_tokens();
+    return true;
+}
+
 // Relays one session's events from the worker into `s` through the journal. When the worker
 // dies mid-stream, the session is resubmitted to the restarted worker with its journaled tokens
 // as the resume point; events with an index already journaled are dropped, so readers see one
@@ -310,7 +337,13 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
                     journal_token(s, protocol::from_proto(ev.token()));
                 } else if (ev.has_finished()) {
                     finished = true;
-                    journal_finish(s, protocol::from_proto(ev.finished()));
+                    session_event fe = protocol::from_proto(ev.finished());
+                    // Cut short by a shutdown: left unfinished in the journal, to be resumed.
+                    if (shutting_down_.load() && fe.reason == finish_reason::CANCELLED) {
+                        s->finish(std::move(fe));
+                    } else {
+                        journal_finish(s, std::move(fe));
+                    }
                 }
             }
             grpc::Status st = reader->Finish();

@@ -89,6 +89,11 @@ class session_manager {
                superfluid::worker::v1::EmbedReply &reply, start_error &err);
     /** The loaded model's facts (ModelInfo RPC), fetched once and cached; false if unavailable. */
     bool model_info(superfluid::worker::v1::ModelInfoReply &out);
+    /**
+     * Renders and tokenizes `req` on the worker exactly as start() would, without generating
+     * (Anthropic count_tokens). Returns false with `err` when it cannot.
+     */
+    bool count_prompt_tokens(const generate_request &req, int32_t &tokens, start_error &err);
 
     /** Asks the worker for its state (deadline ~1 s). */
     worker_health health();

@@ -89,6 +89,19 @@ hub_status hub_client::classify(const http_result &r, const std::string &repo,
     return hub_status::FAILED;
 }
 
+// A repository path that stays inside the snapshot directory: relative, no ".." component.
+static bool safe_path(const std::string &p) {
+    if (p.empty() || p[0] == '/') return false;
+    size_t start = 0;
+    while (true) {
+        size_t slash     = p.find('/', start);
+        std::string part = p.substr(start, slash - start);
+        if (part.empty() || part == "." || part == "..") return false;
+        if (slash == std::string::npos) return true;
+        start = slash + 1;
+    }
+}
+
 // Link: <https://…?cursor=…>; rel="next"
 static std::string next_link(const http_result &r) {
     auto it = r.headers.find("link");
@@ -114,6 +127,10 @@ hub_status hub_client::snapshot(const std::string &repo, const std::string &rev,
     }
     out.commit = j["sha"].get<std::string>();
     out.files.clear();
+    if (!is_commit_id(out.commit)) {  // it names a cache directory: nothing but 40 hex digits
+        error = cfg_.endpoint + " sent an invalid commit id for " + repo + "@" + rev;
+        return hub_status::FAILED;
+    }
 
     std::string url = base + "/tree/" + out.commit + "?recursive=true";
     while (!url.empty()) {
@@ -134,7 +151,7 @@ hub_status hub_client::snapshot(const std::string &repo, const std::string &rev,
                 f.sha256 = e["lfs"].value("oid", "");
                 f.size   = e["lfs"].value("size", f.size);
             }
-            if (!f.path.empty()) out.files.push_back(std::move(f));
+            if (safe_path(f.path)) out.files.push_back(std::move(f));
         }
         url = next_link(page);
     }

@@ -26,14 +26,15 @@ void worker_service::set_model_extras(llama_embedder *embedder, model_facts fact
 }
 
 bool worker_service::prepare(const pb::GenerateRequest &req, rendered_prompt &out,
-                             pb::Rejected &rej) const {
+                             pb::Rejected &rej, bool check_context) const {
     if (req.has_chat()) {
         std::vector<chat_message> msgs;
         for (const auto &m : req.chat().messages()) msgs.push_back(protocol::from_proto(m));
         std::string err;
-        if (!engine_->render_chat(msgs, req.chat().add_generation_prompt(), out, err)) {
+        const chat_options opts = protocol::from_proto(req.chat().options());
+        if (!engine_->render_chat(msgs, req.chat().add_generation_prompt(), opts, out, err)) {
             rej.set_code("invalid_request");
-            rej.set_message("the model's chat template rejected the messages: " + err);
+            rej.set_message("the request cannot be rendered for this model: " + err);
             rej.set_param("messages");
             return false;
         }
@@ -57,7 +58,7 @@ bool worker_service::prepare(const pb::GenerateRequest &req, rendered_prompt &ou
         return false;
     }
     const int64_t n = static_cast<int64_t>(out.tokens.size()) + req.resume_tokens_size();
-    if (n >= engine_->n_ctx_seq()) {
+    if (check_context && n >= engine_->n_ctx_seq()) {
         rej.set_code("context_length_exceeded");
         rej.set_message("the prompt is too long: " + std::to_string(n) + " tokens > " +
                         std::to_string(engine_->n_ctx_seq() - 1) +
@@ -88,8 +89,9 @@ grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::Genera
         req->want_prompt_tokens() ? prompt.tokens : std::vector<token_id>{};
     sr.prompt = std::move(prompt.tokens);
     sr.resume_tokens.assign(req->resume_tokens().begin(), req->resume_tokens().end());
-    sr.sampling = protocol::from_proto(req->sampling());
-    sr.stops    = sr.sampling.stop;
+    sr.sampling            = protocol::from_proto(req->sampling());
+    sr.sampling.constraint = prompt.constraint;
+    sr.stops               = sr.sampling.stop;
     sr.stops.insert(sr.stops.end(), prompt.extra_stops.begin(), prompt.extra_stops.end());
     sr.channel = channel;
     // Snapshot points for a prefix cache that cannot cut states back (recurrent/hybrid).
@@ -122,6 +124,7 @@ grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::Genera
     if (req->want_prompt_tokens()) {
         for (token_id t : prompt_ids) acc->add_prompt_token_ids(t);
     }
+    if (req->has_chat()) protocol::to_proto(prompt.parse, *acc->mutable_parse());
     if (!writer->Write(first)) {
         channel->cancel();
         std::lock_guard lk(mu_);
@@ -149,6 +152,22 @@ grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::Genera
     }
     std::lock_guard lk(mu_);
     live_.erase(req->session_id());
+    return grpc::Status::OK;
+}
+
+grpc::Status worker_service::Render(grpc::ServerContext *, const pb::GenerateRequest *req,
+                                    pb::GenerateEvent *reply) {
+    if (!ready_.load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
+    rendered_prompt prompt;
+    pb::Rejected rej;
+    if (!prepare(*req, prompt, rej, /*check_context=*/false)) {
+        *reply->mutable_rejected() = std::move(rej);
+        return grpc::Status::OK;
+    }
+    auto *acc = reply->mutable_accepted();
+    acc->set_prompt_tokens(static_cast<int32_t>(prompt.tokens.size()));
+    acc->set_n_ctx(engine_->n_ctx_seq());
+    if (req->has_chat()) protocol::to_proto(prompt.parse, *acc->mutable_parse());
     return grpc::Status::OK;
 }
 

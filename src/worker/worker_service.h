@@ -33,6 +33,10 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
         grpc::ServerWriter<superfluid::worker::v1::GenerateEvent> *writer) override;
     grpc::Status Cancel(grpc::ServerContext *ctx, const superfluid::worker::v1::CancelRequest *req,
                         superfluid::worker::v1::CancelReply *reply) override;
+    /** Renders and tokenizes like Generate; answers accepted (prompt tokens) or rejected. */
+    grpc::Status Render(grpc::ServerContext *ctx,
+                        const superfluid::worker::v1::GenerateRequest *req,
+                        superfluid::worker::v1::GenerateEvent *reply) override;
     grpc::Status Health(grpc::ServerContext *ctx, const superfluid::worker::v1::HealthRequest *req,
                         superfluid::worker::v1::HealthReply *reply) override;
     grpc::Status Embed(grpc::ServerContext *ctx, const superfluid::worker::v1::EmbedRequest *req,
@@ -42,9 +46,12 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
                            superfluid::worker::v1::ModelInfoReply *reply) override;
 
   private:
-    /** Renders/tokenizes the request's input; false with `rej` filled when it cannot. */
+    /**
+     * Renders/tokenizes the request's input; false with `rej` filled when it cannot.
+     * `check_context`: a prompt that does not fit the context is rejected too.
+     */
     bool prepare(const superfluid::worker::v1::GenerateRequest &req, rendered_prompt &out,
-                 superfluid::worker::v1::Rejected &rej) const;
+                 superfluid::worker::v1::Rejected &rej, bool check_context = true) const;
 
     std::string model_path_;
     std::string model_name_;

@@ -12,7 +12,7 @@ const CLAUDE = resolve('node_modules/@anthropic-ai/claude-code/bin/claude.exe');
 
 test('launch claude: Claude Code completes a turn in print mode against the tiny model', async (t) => {
   // Claude Code's system prompt and tool definitions are tens of thousands of tokens.
-  const server = await startServer(['--ctx-size', '32768', '--parallel', '2']);
+  const server = await startServer(['--ctx-size', '32768', '--parallel', '1']);
   try {
     const probe = await fetch(`${server.url}/v1/messages`, {
       method: 'POST',
@@ -24,17 +24,17 @@ test('launch claude: Claude Code completes a turn in print mode against the tiny
       return;
     }
     const home = mkdtempSync(join(tmpdir(), 'sf-claude-home-'));
-    const env = { ...process.env, HOME: home, CLAUDE_CONFIG_DIR: join(home, '.claude'), CLAUDE_CODE_MAX_OUTPUT_TOKENS: '64' };
+    // The tiny model's answer is random and never ends by itself: the output cap ends it, and
+    // Claude Code reports that cap only after parsing the whole, well-formed stream.
+    const env = { ...process.env, HOME: home, CLAUDE_CODE_MAX_OUTPUT_TOKENS: '8' };
     const r = await runSuperfluid(
       ['launch', 'claude', '--bin', CLAUDE, '--port', String(server.port), '--state-dir', server.stateDir,
-        '--', '-p', 'Say hello.', '--output-format', 'json', '--max-turns', '1'],
+        '--', '-p', 'say hi', '--max-turns', '1', '--tools', '', '--system-prompt', 'You are terse.'],
       env,
     );
-    assert.equal(r.code, 0, `stderr:\n${r.stderr}\nstdout:\n${r.stdout}\nserver:\n${server.log().slice(-3000)}`);
-    const result = JSON.parse(r.stdout.trim().split('\n').at(-1));
-    assert.equal(result.type, 'result');
-    assert.equal(result.is_error, false, r.stdout);
-    assert.equal(typeof result.result, 'string');
+    const out = r.stdout + r.stderr;
+    assert.doesNotMatch(out, /API Error: (4|5)\d\d|Unexpected event|ECONNREFUSED|Could not/i, out);
+    assert.ok(r.code === 0 || /exceeded the 8 output token maximum/.test(out), `exit ${r.code}:\n${out}\nserver:\n${server.log().slice(-3000)}`);
     // The turn's requests ran in the class launch gave them.
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     const ttft = Number(/time_to_first_token_seconds_count\{priority="interactive"\} (\d+)/.exec(metrics)?.[1]);

@@ -115,6 +115,15 @@ const checks = {
     assert.ok(fig(s.itl_p50_s, 'itl_p50_s') <= fig(s.itl_p95_s, 'itl_p95_s'));
     fig(s.ttft_p50_s, 'ttft_p50_s');
   },
+  throughput_journal(s, name) {
+    // The journal's cost: Superfluid only, journal off vs each sync level, as ratios to off.
+    if (name !== 'superfluid') return;
+    for (const m of ['journal_off', 'sync_off', 'sync_normal', 'sync_full']) {
+      assert.ok(fig(s.journal[m].tokens_per_s, `${m}.tokens_per_s`) > 0);
+      assert.ok(fig(s.journal[m].vs_off, `${m}.vs_off`) > 0);
+    }
+    assert.equal(fig(s.journal.journal_off.vs_off, 'off vs off'), 1);
+  },
   agentic(s, controlled) {
     for (const k of ['ttft_cold_s', 'ttft_warm_s', 'ttft_prefix_s']) fig(s[k], k);
     assert.ok(['YES', 'NO'].includes(s.verdict_prefix));
@@ -137,10 +146,12 @@ const checks = {
 };
 
 for (const [scenario, check] of Object.entries(checks)) {
+  if (scenario === 'throughput_journal') continue;
   test(`bench ${scenario}: ${servers.join(' vs ')}, figures present and consistent`, async () => {
     const rec = await bench(scenario, {});
     common(rec, scenario, servers);
     for (const name of servers) check(rec.servers[name], true);
+    if (scenario === 'throughput') for (const name of servers) checks.throughput_journal(rec.servers[name], name);
   });
 }
 

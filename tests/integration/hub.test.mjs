@@ -256,11 +256,20 @@ test('serve org/repo:TAG pulls and serves; /api/pull streams progress; /api/dele
     const notjson = await fetch(`${server.url}/api/pull`, { method: 'POST', body: '{' });
     assert.equal(notjson.status, 400);
 
+    // /api/tags: the served model, then the pulled ones.
+    const tags = (await (await fetch(`${server.url}/api/tags`)).json()).models;
+    assert.deepEqual(tags.map((m) => m.name), ['test/Tiny-GGUF:Q4_K_M', 'test/Tiny-GGUF:Q8_0']);
+    assert.equal(tags[1].digest, sha(q8));
+    assert.equal(tags[1].size, q8.length);
+    assert.equal(tags[1].details.quantization_level, 'Q8_0');
+
     const del = await fetch(`${server.url}/api/delete`, { method: 'DELETE', body: JSON.stringify({ model: `${REPO}:Q8_0` }) });
     assert.equal(del.status, 200);
     const del2 = await fetch(`${server.url}/api/delete`, { method: 'DELETE', body: JSON.stringify({ model: `${REPO}:Q8_0` }) });
     assert.equal(del2.status, 404);
     assert.match((await del2.json()).error, /not found/);
+    const after = (await (await fetch(`${server.url}/api/tags`)).json()).models;
+    assert.deepEqual(after.map((m) => m.name), ['test/Tiny-GGUF:Q4_K_M']);
   } finally {
     await server.stop();
   }

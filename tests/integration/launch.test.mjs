@@ -164,3 +164,35 @@ test('launch starts the server in the background, runs the agent with its args, 
   assert.equal(missing.code, 127);
   assert.match(missing.stderr, /no-such-codex \(Codex\) is not installed: npm install -g @openai\/codex, or pass --bin PATH/);
 });
+
+test('the class launch gives an agent reaches the server: header (OpenCode) and key only (Hermes)', async () => {
+  const server = await startServer();
+  cleanup.push(() => server.stop());
+  const dir = mkdtempSync(join(tmpdir(), 'sf-launch-class-'));
+  // Stand-in agents that send one chat request the way the real ones would from what launch
+  // gave them, and print the class the server answered with.
+  const ask = `async function ask(url, key, headers, model) {
+    const r = await fetch(url + '/chat/completions', { method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer ' + key, ...headers },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }) });
+    console.log(r.status, r.headers.get('x-superfluid-priority'));
+  }\n`;
+  const opencode = join(dir, 'fake-opencode.mjs');
+  writeFileSync(opencode, `#!/usr/bin/env node\n${ask}const p = JSON.parse(process.env.OPENCODE_CONFIG_CONTENT).provider.superfluid;
+await ask(p.options.baseURL, p.options.apiKey, p.options.headers, Object.keys(p.models)[0]);\n`);
+  const hermes = join(dir, 'fake-hermes.mjs');
+  writeFileSync(hermes, `#!/usr/bin/env node\n${ask}import { readFileSync } from 'node:fs';
+const y = readFileSync(process.env.HERMES_HOME + '/config.yaml', 'utf8');
+const v = (k) => JSON.parse(new RegExp(k + ': (".*")').exec(y)[1]);
+await ask(v('base_url'), v('api_key'), {}, v('default'));\n`);
+  chmodSync(opencode, 0o755);
+  chmodSync(hermes, 0o755);
+  const base = ['--port', String(server.port), '--state-dir', server.stateDir];
+  for (const [agent, bin] of [['opencode', opencode], ['hermes', hermes]]) {
+    const batch = await sf(['launch', agent, '--bin', bin, '--priority', 'batch', ...base]);
+    assert.equal(batch.code, 0, batch.stderr);
+    assert.equal(batch.stdout.trim(), '200 batch', agent);
+    const interactive = await sf(['launch', agent, '--bin', bin, ...base]);
+    assert.equal(interactive.stdout.trim(), '200 interactive', agent);
+  }
+});

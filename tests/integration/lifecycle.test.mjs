@@ -44,7 +44,8 @@ async function runAll(server, bodies, onProgress) {
         buf += dec.decode(value, { stream: true });
         let nl;
         while ((nl = buf.indexOf('\n\n')) >= 0) {
-          const frame = buf.slice(0, nl);
+          // A frame may carry an `id:` line (the journal's event id) before its data.
+          const frame = buf.slice(0, nl).split('\n').find((l) => l.startsWith('data: ')) ?? '';
           buf = buf.slice(nl + 2);
           if (!frame.startsWith('data: ') || frame === 'data: [DONE]') continue;
           const j = JSON.parse(frame.slice(6));

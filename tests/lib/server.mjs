@@ -41,12 +41,12 @@ export function freePort() {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Starts a server; resolves once /health answers 200 (at most 60 s).
+ * Starts a server; resolves once /health answers 200 (at most 60 s). `stateDir`: reuse one
+ * (a restart on the same journal); default a fresh temporary directory.
  * Returns { url, baseURL, port, stateDir, proc, log(), metrics(), stop() }.
  */
-export async function startServer(args = [], { modelPath = model(), cacheDir } = {}) {
+export async function startServer(args = [], { modelPath = model(), stateDir = mkdtempSync(join(scratch, 'state-')), cacheDir } = {}) {
   const port = await freePort();
-  const stateDir = mkdtempSync(join(scratch, 'state-'));
   const logFile = [];
   // The prefix cache's disk tier stays inside the test's scratch space unless a test names one.
   const cache = args.includes('--cache-dir') ? [] : ['--cache-dir', cacheDir || join(stateDir, 'prefix-cache')];
@@ -73,7 +73,7 @@ export async function startServer(args = [], { modelPath = model(), cacheDir } =
       return out;
     },
     async stop() {
-      if (proc.exitCode !== null) return;
+      if (proc.exitCode !== null || proc.signalCode !== null) return; // already exited (or killed)
       const exited = new Promise((r) => proc.once('exit', r));
       proc.kill('SIGTERM');
       const t = setTimeout(() => proc.kill('SIGKILL'), 10000);

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engine/llama/chat_render.h"
 #include "engine/llama/gumbel_sampler.h"
 #include "util/log.h"
 
@@ -154,17 +155,24 @@ bool llama_engine::is_eog(token_id t) const {
 }
 
 bool llama_engine::render_chat(const std::vector<chat_message> &messages,
-                               bool add_generation_prompt, rendered_prompt &out,
-                               std::string &error) const {
-    common_chat_templates_inputs in;
-    in.use_jinja             = true;
-    in.add_generation_prompt = add_generation_prompt;
-    for (const auto &m : messages) in.messages.push_back(to_common(m));
+                               bool add_generation_prompt, const chat_options &options,
+                               rendered_prompt &out, std::string &error) const {
     try {
-        common_chat_params params = common_chat_templates_apply(impl_->templates.get(), in);
-        out.tokens                = tokenize(params.prompt, llama_vocab_get_add_bos(impl_->vocab));
-        out.text                  = std::move(params.prompt);
-        out.extra_stops           = params.additional_stops;
+        chat_render_result r =
+            render_chat_template(impl_->templates.get(), messages, add_generation_prompt, options);
+        // Build the grammar once here (a request thread), so a grammar llama.cpp cannot load
+        // is a rejected request, not a failure on the tick thread.
+        if (!r.constraint.grammar.empty()) {
+            llama_sampler *g =
+                llama_sampler_init_grammar(impl_->vocab, r.constraint.grammar.c_str(), "root");
+            if (!g) throw std::invalid_argument("the output grammar could not be built");
+            llama_sampler_free(g);
+        }
+        out.tokens      = tokenize(r.prompt, llama_vocab_get_add_bos(impl_->vocab));
+        out.text        = std::move(r.prompt);
+        out.extra_stops = std::move(r.extra_stops);
+        out.constraint  = std::move(r.constraint);
+        out.parse       = std::move(r.parse);
     } catch (const std::exception &e) {
         error = e.what();
         return false;
@@ -172,7 +180,43 @@ bool llama_engine::render_chat(const std::vector<chat_message> &messages,
     return true;
 }
 
-void llama_engine::seq_start(int seq, const sampling_params &p, std::span<const token_id> history) {
+// Grammar, lazy triggers and reasoning budget of a sequence's sampler, as llama-server sets
+// them (tools/server/server-schema.cpp: preserved_tokens, grammar_triggers, reasoning_budget_*).
+static void apply_constraint(const llama_vocab *vocab, const output_constraint &c,
+                             common_params_sampling &sp) {
+    auto tok = [vocab](const std::string &s) { return common_tokenize(vocab, s, false, true); };
+    // Fed to the grammar (non-lazy) and the reasoning budget: where the prompt left them.
+    sp.generation_prompt = c.generation_prompt;
+    if (!c.grammar.empty()) {
+        sp.grammar      = {COMMON_GRAMMAR_TYPE_TOOL_CALLS, c.grammar};
+        sp.grammar_lazy = c.lazy;
+        for (const auto &t : c.preserved_tokens) {
+            auto ids = tok(t);
+            if (ids.size() == 1) sp.preserved_tokens.insert(ids[0]);
+        }
+        for (const auto &t : c.triggers) {
+            common_grammar_trigger tr{static_cast<common_grammar_trigger_type>(t.type), t.value,
+                                      LLAMA_TOKEN_NULL};
+            if (tr.type == COMMON_GRAMMAR_TRIGGER_TYPE_WORD) {
+                auto ids = tok(t.value);
+                if (ids.size() == 1 && sp.preserved_tokens.count(ids[0])) {
+                    tr.type  = COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN;
+                    tr.token = ids[0];
+                }
+            }
+            sp.grammar_triggers.push_back(std::move(tr));
+        }
+    }
+    if (!c.thinking_start.empty() && !c.thinking_end.empty()) {
+        sp.reasoning_budget_start = tok(c.thinking_start);
+        for (const auto &e : c.thinking_end) sp.reasoning_budget_end.push_back(tok(e));
+        sp.reasoning_budget_tokens = c.reasoning_budget;
+        sp.reasoning_budget_forced = sp.reasoning_budget_end.front();
+    }
+}
+
+bool llama_engine::seq_start(int seq, const sampling_params &p, std::span<const token_id> history,
+                             size_t n_generated) {
     common_params_sampling sp;
     sp.seed            = static_cast<uint32_t>(p.seed == LLAMA_DEFAULT_SEED ? p.seed ^ 1 : p.seed);
     sp.temp            = p.temperature;
@@ -191,13 +235,27 @@ void llama_engine::seq_start(int seq, const sampling_params &p, std::span<const 
             if (llama_vocab_is_eog(impl_->vocab, t)) sp.logit_bias.push_back({t, -INFINITY});
         }
     }
+    apply_constraint(impl_->vocab, p.constraint, sp);
     auto *&slot = impl_->samplers.at(seq);
     if (slot) common_sampler_free(slot);
-    slot = common_sampler_init(impl_->model, sp);
-    // The penalties look at recent tokens, prompt included (as llama-server does).
-    for (token_id t : history) common_sampler_accept(slot, t, /*is_generated=*/false);
+    slot        = nullptr;
+    n_generated = std::min(n_generated, history.size());
+    try {
+        slot = common_sampler_init(impl_->model, sp);
+        // The penalties look at recent tokens, prompt included (as llama-server does); the
+        // tokens this session generated before a resume also advance grammar and reasoning
+        // budget, so the sampler is in the state the uninterrupted run had.
+        for (size_t i = 0; i < history.size(); ++i)
+            common_sampler_accept(slot, history[i], i >= history.size() - n_generated);
+    } catch (const std::exception &e) {
+        SF_LOG_ERROR("engine", "sequence %d: cannot build its sampler: %s", seq, e.what());
+        if (slot) common_sampler_free(slot);
+        slot = nullptr;
+        return false;
+    }
     // Counter-based sampling in place of `dist` (gumbel_sampler.h): resumable and stable.
     gumbel_sampler_install(common_sampler_get(slot), p.seed);
+    return true;
 }
 
 int llama_engine::decode(const std::vector<batch_item> &items) {

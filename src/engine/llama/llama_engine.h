@@ -34,11 +34,13 @@ class llama_engine final : public engine_i {
     std::vector<token_id> tokenize(std::string_view text, bool add_bos) const override;
     std::string token_piece(token_id t) const override;
     bool is_eog(token_id t) const override;
+    using engine_i::render_chat;
     bool render_chat(const std::vector<chat_message> &messages, bool add_generation_prompt,
-                     rendered_prompt &out, std::string &error) const override;
+                     const chat_options &options, rendered_prompt &out,
+                     std::string &error) const override;
 
-    void seq_start(int seq, const sampling_params &params,
-                   std::span<const token_id> history) override;
+    bool seq_start(int seq, const sampling_params &params, std::span<const token_id> history,
+                   size_t n_generated = 0) override;
     int decode(const std::vector<batch_item> &items) override;
     token_id sample(int seq, int item, uint32_t index) override;
     void seq_end(int seq) override;

@@ -5,7 +5,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <regex>
 
+#include <nlohmann/json.hpp>
+
+#include "chat/output_parser.h"
 #include "engine/text_stream.h"
 #include "mkmodel.h"
 
@@ -163,14 +167,20 @@ TEST_F(LlamaEngineTest, ParkedSequenceResumesExactlyInAnotherSlot) {
     EXPECT_EQ(head, reference);
 }
 
-TEST_F(LlamaEngineTest, SeededSamplingResumedFromItsTokensContinuesIdentically) {
+// Plain softmax sampling (no truncation) with `seed`.
+sf::sampling_params full_distribution(uint64_t seed) {
     sf::sampling_params p;
     p.temperature = 1.0f;
     p.top_k       = 0;
     p.top_p       = 1.0f;
     p.min_p       = 0.0f;
-    p.seed        = 1234;
-    auto prompt   = engine_->tokenize("Sampling must survive a crash", false);
+    p.seed        = seed;
+    return p;
+}
+
+TEST_F(LlamaEngineTest, SeededSamplingResumedFromItsTokensContinuesIdentically) {
+    sf::sampling_params p = full_distribution(1234);
+    auto prompt           = engine_->tokenize("Sampling must survive a crash", false);
 
     // Prefills `history`, then samples `more` tokens numbered from `index`.
     auto run_from = [&](std::vector<sf::token_id> history, uint32_t index, int more) {
@@ -196,4 +206,113 @@ TEST_F(LlamaEngineTest, SeededSamplingResumedFromItsTokensContinuesIdentically) 
     EXPECT_EQ(run_from(history, 6, 10), expected);
     // Numbering the resumed draws from 0 again would change them (the test can fail).
     EXPECT_NE(run_from(history, 0, 10), expected);
+}
+
+// The core chat layer on a random-weight model: only the grammar can make the output valid.
+// (Grammar sampling over the 151k vocabulary is slow: these tests take tens of seconds.)
+namespace {
+
+sf::chat_options weather_tool(sf::tool_choice_mode mode) {
+    sf::chat_options o;
+    o.tools.push_back({"get_weather", "Weather of a city",
+                       R"({"type":"object","properties":{"city":{"type":"string","maxLength":6},)"
+                       R"("days":{"type":"integer","minimum":1,"maximum":7}},)"
+                       R"("required":["city","days"]})"});
+    o.tools.push_back({"noop", "Does nothing", R"({"type":"object","properties":{}})"});
+    o.tool_choice = mode;
+    o.tool_name   = mode == sf::tool_choice_mode::NAMED ? "get_weather" : "";
+    // Random weights never close an unbounded string: bounded schema, one call, so the
+    // grammar alone brings the answer to its end.
+    o.parallel_tool_calls = false;
+    return o;
+}
+
+// Generates with `p` from `prompt` (sampling index from `first_index`) until EOG or `max`.
+std::vector<sf::token_id> generate(sf::llama_engine &e, const sf::sampling_params &p,
+                                   std::vector<sf::token_id> history, size_t n_generated, int max) {
+    EXPECT_TRUE(e.seq_start(0, p, history, n_generated));
+    for (size_t at = 0; at < history.size(); at += 100) {  // chunks within the batch size
+        const size_t n                  = std::min<size_t>(100, history.size() - at);
+        std::vector<sf::batch_item> pre = {{0,
+                                            {history.begin() + at, history.begin() + at + n},
+                                            static_cast<int32_t>(at),
+                                            at + n == history.size()}};
+        EXPECT_EQ(e.decode(pre), 0);
+    }
+    std::vector<sf::token_id> out;
+    auto index     = static_cast<uint32_t>(n_generated);
+    auto pos       = static_cast<int32_t>(history.size());
+    sf::token_id t = e.sample(0, 0, index++);
+    while (!e.is_eog(t) && static_cast<int>(out.size()) < max) {
+        out.push_back(t);
+        std::vector<sf::batch_item> step = {{0, {t}, pos++, true}};
+        EXPECT_EQ(e.decode(step), 0);
+        t = e.sample(0, 0, index++);
+    }
+    e.seq_end(0);
+    return out;
+}
+
+}  // namespace
+
+TEST_F(LlamaEngineTest, NamedToolChoiceRendersAllToolsAndGrammarForTheNamedOne) {
+    sf::rendered_prompt out;
+    std::string err;
+    auto opts = weather_tool(sf::tool_choice_mode::NAMED);
+    ASSERT_TRUE(engine_->render_chat({{"user", "Weather?", "", "", "", {}}}, true, opts, out, err))
+        << err;
+    std::string text;
+    for (auto t : out.tokens) text += engine_->token_piece(t);
+    EXPECT_NE(text.find("noop"), std::string::npos) << "the prompt lists every tool";
+    EXPECT_FALSE(out.constraint.lazy);
+    EXPECT_NE(out.constraint.grammar.find("get_weather"), std::string::npos);
+    EXPECT_EQ(out.constraint.grammar.find("noop"), std::string::npos);
+    // One call only (parallel_tool_calls false), starting at once (no free content first).
+    EXPECT_NE(out.constraint.grammar.find("\ntool-calls ::= tool-call space"), std::string::npos)
+        << out.constraint.grammar;
+    const auto root_at = out.constraint.grammar.find("root ::= ");
+    ASSERT_NE(root_at, std::string::npos);
+    const auto root = out.constraint.grammar.substr(
+        root_at, out.constraint.grammar.find('\n', root_at) - root_at);
+    EXPECT_FALSE(std::regex_search(root, std::regex("until-[0-9]+\\? tool-calls"))) << root;
+    EXPECT_TRUE(out.parse.parse_tool_calls);
+    opts.tool_name = "missing";
+    EXPECT_FALSE(engine_->render_chat({{"user", "x", "", "", "", {}}}, true, opts, out, err));
+    EXPECT_NE(err.find("missing"), std::string::npos) << err;
+}
+
+TEST_F(LlamaEngineTest, ForcedToolCallIsValidJsonAndResumesInTheSameGrammarState) {
+    sf::rendered_prompt r;
+    std::string err;
+    ASSERT_TRUE(engine_->render_chat({{"user", "Weather in Paris?", "", "", "", {}}}, true,
+                                     weather_tool(sf::tool_choice_mode::REQUIRED), r, err))
+        << err;
+    sf::sampling_params p = full_distribution(42);
+    p.constraint          = r.constraint;
+    auto reference        = generate(*engine_, p, r.tokens, 0, 250);
+    std::string text;
+    for (auto t : reference) text += engine_->token_piece(t);
+
+    sf::chat_output_parser parser(r.parse, "call_");
+    parser.push(text);
+    parser.finish();
+    const auto &msg = parser.message();
+    ASSERT_FALSE(msg.tool_calls.empty()) << text;
+    for (const auto &tc : msg.tool_calls) {
+        ASSERT_TRUE(tc.name == "get_weather" || tc.name == "noop") << text;
+        auto args = nlohmann::json::parse(tc.arguments, nullptr, false);
+        ASSERT_TRUE(args.is_object()) << tc.arguments;
+        if (tc.name == "get_weather") {
+            EXPECT_TRUE(args["city"].is_string()) << tc.arguments;
+            ASSERT_TRUE(args["days"].is_number_integer()) << tc.arguments;
+            EXPECT_GE(args["days"].get<int>(), 1);
+            EXPECT_LE(args["days"].get<int>(), 7);
+        }
+    }
+    // A crash after 7 tokens: the resumed sampler replays them into the grammar.
+    ASSERT_GT(reference.size(), 7u);
+    auto history = r.tokens;
+    history.insert(history.end(), reference.begin(), reference.begin() + 7);
+    auto rest = generate(*engine_, p, history, 7, 243);
+    EXPECT_EQ(std::vector<sf::token_id>(reference.begin() + 7, reference.end()), rest);
 }

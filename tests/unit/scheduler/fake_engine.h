@@ -29,11 +29,14 @@ class fake_engine : public engine_i {
         return pieces.count(t) ? pieces.at(t) : "<" + std::to_string(t) + ">";
     }
     bool is_eog(token_id t) const override { return t == 0; }
-    bool render_chat(const std::vector<chat_message> &, bool, rendered_prompt &,
-                     std::string &) const override {
+    using engine_i::render_chat;
+    bool render_chat(const std::vector<chat_message> &, bool, const chat_options &,
+                     rendered_prompt &, std::string &) const override {
         return false;
     }
-    void seq_start(int, const sampling_params &, std::span<const token_id>) override {}
+    bool seq_start(int, const sampling_params &, std::span<const token_id>, size_t) override {
+        return true;
+    }
     int decode(const std::vector<batch_item> &items) override {
         if (decode_sleep_us)
             std::this_thread::sleep_for(std::chrono::microseconds(decode_sleep_us));

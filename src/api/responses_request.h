@@ -1,0 +1,29 @@
+// Parses OpenAI Responses API bodies (POST /v1/responses; platform.openai.com/docs/api-reference/
+// responses/create) into a generate_request for the core chat layer: `input` as a string or an
+// item list (message items with input_text/output_text parts, function_call,
+// function_call_output, reasoning), `instructions`, function `tools`, `tool_choice`,
+// `max_output_tokens`, `temperature`/`top_p`, `text.format` (json_schema / json_object),
+// `reasoning.effort`. What the server cannot honour (background, previous_response_id, hosted
+// tools, images) is a 400 naming the field.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "api/api_error.h"
+#include "session/request.h"
+
+namespace sf {
+
+/** What the answer echoes back and how to send it. */
+struct responses_options {
+    bool stream = false;
+    nlohmann::json echo;  // request fields the response object repeats (instructions, tools, …)
+};
+
+/** Parses a /v1/responses body. Returns false with `err` (400) on bad input. */
+bool parse_responses_request(const std::string &body, generate_request &out,
+                             responses_options &opts, api_error &err);
+
+}  // namespace sf

@@ -1,0 +1,136 @@
+// The official `ollama` npm SDK against a real server and the tiny model: chat stream,
+// generate, `format` with a JSON schema (valid by grammar), tools, tags/show/ps/version, embed.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Ollama } from 'ollama';
+import { startServer } from '../lib/server.mjs';
+
+let server;
+let ollama;
+const MODEL = 'tiny-qwen3-1';
+
+before(async () => {
+  server = await startServer(['--parallel', '4']);
+  ollama = new Ollama({ host: server.url });
+});
+after(async () => server && (await server.stop()));
+
+test('chat stream: parts then one done part with counters', async () => {
+  const stream = await ollama.chat({
+    model: `${MODEL}:latest`,
+    messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello!' }],
+    stream: true,
+    options: { num_predict: 10, temperature: 0 },
+  });
+  let text = '';
+  let last;
+  for await (const part of stream) {
+    assert.equal(part.model, `${MODEL}:latest`);
+    assert.equal(part.message.role, 'assistant');
+    text += part.message.content;
+    last = part;
+  }
+  assert.equal(last.done, true);
+  assert.ok(['stop', 'length'].includes(last.done_reason));
+  assert.ok(last.eval_count >= 1 && last.eval_count <= 10);
+  assert.ok(last.prompt_eval_count > 5);
+  assert.ok(last.total_duration > 0 && last.eval_duration > 0);
+  const one = await ollama.chat({
+    model: MODEL,
+    messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello!' }],
+    options: { num_predict: 10, temperature: 0 },
+  });
+  assert.equal(one.message.content, text, 'streamed and not give the same text');
+});
+
+test('generate: response, done_reason, context', async () => {
+  const r = await ollama.generate({ model: MODEL, prompt: 'Once upon a time', options: { num_predict: 5 } });
+  assert.equal(typeof r.response, 'string');
+  assert.equal(r.done, true);
+  assert.equal(r.done_reason, 'length');
+  assert.equal(r.eval_count, 5);
+  assert.equal(r.context.length, r.prompt_eval_count + r.eval_count);
+  const parts = [];
+  for await (const p of await ollama.generate({ model: MODEL, prompt: 'Hi', stream: true, options: { num_predict: 3 } })) parts.push(p);
+  assert.equal(parts.at(-1).done, true);
+  assert.ok(parts.slice(0, -1).every((p) => !p.done));
+});
+
+test('format with a JSON schema: the content parses and validates', async () => {
+  const schema = {
+    type: 'object',
+    properties: { name: { type: 'string', maxLength: 16 }, age: { type: 'integer' }, tags: { type: 'array', items: { type: 'string', maxLength: 8 }, maxItems: 2 } },
+    required: ['name', 'age', 'tags'],
+    additionalProperties: false,
+  };
+  for (const seed of [1, 2]) {
+    const r = await ollama.chat({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Describe a person.' }],
+      format: schema,
+      options: { num_predict: 300, seed },
+    });
+    assert.equal(r.done_reason, 'stop', 'the grammar ends the object');
+    const v = JSON.parse(r.message.content);
+    assert.deepEqual(Object.keys(v).sort(), ['age', 'name', 'tags']);
+    assert.equal(typeof v.name, 'string');
+    assert.ok([...v.name].length <= 16, "maxLength counts code points");
+    assert.ok(Number.isInteger(v.age));
+    assert.ok(Array.isArray(v.tags) && v.tags.length <= 2 && v.tags.every((t) => typeof t === 'string'));
+  }
+  const j = await ollama.generate({ model: MODEL, prompt: 'JSON please', format: 'json', options: { num_predict: 300 } });
+  assert.equal(typeof JSON.parse(j.response), 'object');
+});
+
+test('tools and think are accepted; tool history with object arguments renders', async () => {
+  const r = await ollama.chat({
+    model: MODEL,
+    think: true,
+    messages: [
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: '', tool_calls: [{ function: { name: 'get_weather', arguments: { city: 'Paris' } } }] },
+      { role: 'tool', content: 'Sunny', tool_name: 'get_weather' },
+    ],
+    tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }],
+    options: { num_predict: 8 },
+  });
+  assert.equal(r.done, true);
+  assert.ok(r.prompt_eval_count > 40, 'tools and history are in the prompt');
+  for (const tc of r.message.tool_calls ?? []) assert.equal(typeof tc.function.arguments, 'object');
+});
+
+test('list, show, ps, version', async () => {
+  const tags = await ollama.list();
+  assert.equal(tags.models.length, 1);
+  const m = tags.models[0];
+  assert.equal(m.name, `${MODEL}:latest`);
+  assert.equal(m.details.format, 'gguf');
+  assert.equal(m.details.family, 'qwen3');
+  assert.match(m.digest, /^[0-9a-f]{64}$/);
+  assert.ok(m.size > 0);
+  const show = await ollama.show({ model: MODEL });
+  assert.equal(show.model_info['general.architecture'], 'qwen3');
+  assert.ok(show.model_info['general.parameter_count'] > 0);
+  assert.match(show.template, /im_start/);
+  assert.ok(show.capabilities.includes('completion'));
+  const ps = await ollama.ps();
+  assert.equal(ps.models[0].name, `${MODEL}:latest`);
+  assert.ok(ps.models[0].context_length > 0);
+  assert.match((await ollama.version()).version, /^\d+\.\d+\.\d+/);
+});
+
+test('embed and embeddings through the SDK', async () => {
+  const e = await ollama.embed({ model: MODEL, input: ['one', 'two'] });
+  assert.equal(e.embeddings.length, 2);
+  assert.ok(e.embeddings[0].length > 0);
+  const legacy = await ollama.embeddings({ model: MODEL, prompt: 'one' });
+  assert.equal(legacy.embedding.length, e.embeddings[0].length);
+});
+
+test('unknown model: ResponseError 404 with Ollama\'s message', async () => {
+  await assert.rejects(ollama.chat({ model: 'llama3.2', messages: [{ role: 'user', content: 'hi' }] }), (e) => {
+    assert.equal(e.status_code, 404);
+    assert.equal(e.error, "model 'llama3.2' not found");
+    return true;
+  });
+});

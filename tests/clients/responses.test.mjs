@@ -1,0 +1,139 @@
+// The official `openai` SDK's Responses API (client.responses.create / .stream) against a
+// real server and the tiny model. Stream event order is checked by tests/lib/responses_grammar.mjs;
+// validity of forced function-call arguments and JSON output comes from the chat layer's grammar.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startServer } from '../lib/server.mjs';
+import { checkResponsesStream } from '../lib/responses_grammar.mjs';
+
+let server;
+let client;
+const MODEL = 'tiny-qwen3-1';
+const WEATHER = {
+  type: 'function',
+  name: 'get_weather',
+  description: 'Weather in a city',
+  parameters: {
+    type: 'object',
+    properties: { city: { type: 'string', maxLength: 12 }, days: { type: 'integer' } },
+    required: ['city', 'days'],
+    additionalProperties: false,
+  },
+};
+
+before(async () => {
+  server = await startServer(['--parallel', '4']);
+  client = new OpenAI({ apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0 });
+});
+after(async () => server && (await server.stop()));
+
+async function collect(stream) {
+  const events = [];
+  for await (const e of stream) events.push(e);
+  return events;
+}
+
+test('responses.create non-streaming: a response object with output_text and usage', async () => {
+  const r = await client.responses.create({ model: MODEL, input: 'Say hello.', instructions: 'Be brief.', max_output_tokens: 8, temperature: 0 });
+  assert.equal(r.object, 'response');
+  assert.match(r.id, /^resp_/);
+  assert.ok(['completed', 'incomplete'].includes(r.status));
+  if (r.status === 'incomplete') assert.equal(r.incomplete_details.reason, 'max_output_tokens');
+  assert.equal(r.instructions, 'Be brief.');
+  assert.equal(typeof r.output_text, 'string');
+  assert.ok(r.usage.input_tokens > 5);
+  assert.ok(r.usage.output_tokens >= 1 && r.usage.output_tokens <= 8);
+  assert.equal(r.usage.total_tokens, r.usage.input_tokens + r.usage.output_tokens);
+});
+
+test('responses.create streaming: typed events in order, sequence_numbers increasing, text equals non-streamed', async () => {
+  const req = { model: MODEL, input: 'Tell me a story.', max_output_tokens: 12, temperature: 0 };
+  const full = await client.responses.create(req);
+  const events = await collect(await client.responses.create({ ...req, stream: true }));
+  const { items, response, terminal } = checkResponsesStream(events);
+  assert.equal(terminal, full.status === 'completed' ? 'response.completed' : 'response.incomplete');
+  const text = items.filter((i) => i.kind === 'message').map((i) => i.text).join('');
+  assert.equal(text, full.output_text);
+  assert.equal(response.usage.output_tokens, full.usage.output_tokens);
+});
+
+test('responses.stream (SDK accumulator) gives a final response', async () => {
+  const stream = client.responses.stream({ model: MODEL, input: 'Hi', max_output_tokens: 6 });
+  const final = await stream.finalResponse();
+  assert.ok(['completed', 'incomplete'].includes(final.status));
+  assert.equal(typeof final.output_text, 'string');
+});
+
+test('a forced function call streams arguments that parse and validate against the tool schema', async () => {
+  const events = await collect(
+    await client.responses.create({
+      model: MODEL,
+      input: 'What is the weather in Paris for 3 days?',
+      tools: [WEATHER, { type: 'function', name: 'get_time', parameters: { type: 'object', properties: {} } }],
+      tool_choice: { type: 'function', name: 'get_weather' },
+      parallel_tool_calls: false, // exactly one call, then the grammar ends the answer
+      max_output_tokens: 400,
+      stream: true,
+    }),
+  );
+  const { items, terminal } = checkResponsesStream(events);
+  assert.equal(terminal, 'response.completed');
+  const calls = items.filter((i) => i.kind === 'function_call');
+  assert.equal(calls.length, 1, 'one function call item');
+  for (const c of calls) {
+    assert.equal(c.item.name, 'get_weather');
+    assert.match(c.item.call_id, /^call_/);
+    const args = JSON.parse(c.text);
+    assert.deepEqual(Object.keys(args).sort(), ['city', 'days']);
+    assert.equal(typeof args.city, 'string');
+    assert.ok([...args.city].length <= 12, 'maxLength counts code points');
+    assert.ok(Number.isInteger(args.days));
+  }
+});
+
+test('text.format json_schema: output_text is JSON valid against the schema', async () => {
+  const r = await client.responses.create({
+    model: MODEL,
+    input: 'Is the sky blue?',
+    text: { format: { type: 'json_schema', name: 'answer', strict: true, schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false } } },
+    max_output_tokens: 200,
+  });
+  const v = JSON.parse(r.output_text);
+  assert.deepEqual(Object.keys(v), ['ok']);
+  assert.equal(typeof v.ok, 'boolean');
+});
+
+test('input items: messages with parts, a function_call and its output, reasoning effort', async () => {
+  const r = await client.responses.create({
+    model: MODEL,
+    input: [
+      { role: 'developer', content: 'Use tools.' },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Oslo?' }] },
+      { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo","days":1}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'Sunny' },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'It is sunny.' }] },
+      { role: 'user', content: 'Thanks!' },
+    ],
+    tools: [WEATHER],
+    reasoning: { effort: 'low' },
+    max_output_tokens: 4,
+  });
+  assert.ok(['completed', 'incomplete'].includes(r.status));
+  assert.ok(r.usage.input_tokens > 30, 'the whole history is in the prompt');
+});
+
+test('unsupported requests are 400s that name the field', async () => {
+  for (const [extra, param] of [
+    [{ background: true }, 'background'],
+    [{ previous_response_id: 'resp_x' }, 'previous_response_id'],
+    [{ tools: [{ type: 'web_search' }] }, 'tools[0].type'],
+    [{ text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object', not: { required: ['a'] } } } } }, 'text.format.schema'],
+    [{ input: [{ type: 'item_reference', id: 'x' }] }, 'input[0].type'],
+  ]) {
+    await assert.rejects(
+      client.responses.create({ model: MODEL, input: 'x', ...extra }),
+      (e) => e.status === 400 && e.error?.param === param,
+    );
+  }
+});
