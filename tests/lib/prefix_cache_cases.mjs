@@ -160,7 +160,10 @@ export function prefixCacheCases(arch) {
       await s.stop();
     }
   });
+}
 
+/** The memory-budget test for one architecture (its own file: it is the longest). */
+export function budgetCase(arch) {
   test(`${arch}: 200 distinct system prompts keep the cache within --cache-ram`, async () => {
     const budget = 256 * 1024;
     const s = await startServer(['--cache-ram', '256K', '--cache-dir', 'off'], { modelPath: model({ arch }) });
