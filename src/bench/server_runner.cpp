@@ -34,17 +34,11 @@ std::vector<std::string> server_runner::argv() const {
     std::vector<std::string> a;
     std::string port = std::to_string(port_);
     if (spec_.kind == server_kind::superfluid) {
-        a = {spec_.binary,
-             "serve",
-             spec_.model,
-             "--port",
-             port,
-             "--state-dir",
+        a = {spec_.binary, "serve", spec_.model, "--port", port, "--state-dir",
              work_dir_ + "/state",
-             "--ctx-size",
-             std::to_string(spec_.ctx_size),
-             "--parallel",
-             std::to_string(spec_.parallel)};
+             // The prefix cache's disk tier: fresh per run, kept across the scenario's restarts.
+             "--cache-dir", work_dir_ + "/prefix-cache", "--ctx-size",
+             std::to_string(spec_.ctx_size), "--parallel", std::to_string(spec_.parallel)};
         if (spec_.threads > 0) a.insert(a.end(), {"--threads", std::to_string(spec_.threads)});
         a.insert(a.end(), extra_args_.begin(), extra_args_.end());
     } else {

@@ -68,6 +68,26 @@ int main(int argc, char **argv) {
     serve->add_option("--max-queue", so.max_queue, "Waiting requests per class before 429/overload")
         ->capture_default_str()
         ->check(CLI::Range(1, 1000000));
+    auto size_check = CLI::Validator(
+        [](std::string &v) {
+            int64_t b = 0;
+            return sf::parse_size_mib(v, b) ? std::string() : "not a size: " + v;
+        },
+        "SIZE", "size");
+    std::string cache_ram = "4096", cache_disk = "8192";
+    serve
+        ->add_option("--cache-ram", cache_ram,
+                     "Prefix cache memory budget (MiB, or with a unit: 512M, 2G, 64K, 1000B; 0 "
+                     "disables the cache)")
+        ->capture_default_str()
+        ->check(size_check);
+    serve->add_option("--cache-dir", so.cache_dir,
+                      "Prefix cache disk tier directory (default $XDG_CACHE_HOME/superfluid/"
+                      "prefix-cache; \"off\" disables it)");
+    serve
+        ->add_option("--cache-disk", cache_disk, "Size bound of the disk tier (MiB or with a unit)")
+        ->capture_default_str()
+        ->check(size_check);
 
     std::string journal_mode = "on";
     serve
@@ -135,6 +155,9 @@ int main(int argc, char **argv) {
     worker->add_option("--threads", wo.engine.threads, "CPU threads (0 = all)");
     worker->add_option("--aging-ms", wo.aging_ms, "Aging step in milliseconds");
     worker->add_option("--max-queue", wo.max_waiting, "Waiting sessions per class");
+    worker->add_option("--cache-ram-bytes", wo.cache_ram, "Prefix cache budget in bytes");
+    worker->add_option("--cache-dir", wo.cache_dir, "Prefix cache disk tier ('' : none)");
+    worker->add_option("--cache-disk-bytes", wo.cache_disk, "Disk tier bound in bytes");
 
     sf::bench::bench_options bo;
     auto *bench =
@@ -144,6 +167,8 @@ int main(int argc, char **argv) {
     CLI11_PARSE(app, argc, argv);
     if (*serve) {
         so.default_priority = *sf::parse_class_name(default_priority);
+        sf::parse_size_mib(cache_ram, so.cache_ram);
+        sf::parse_size_mib(cache_disk, so.cache_disk);
         so.journal          = journal_mode == "on";
         return sf::run_serve(so);
     }

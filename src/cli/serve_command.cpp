@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <thread>
 
@@ -31,6 +32,30 @@ std::string ensure_default_model(const std::string &state_dir, std::string &erro
     o.seed   = 1;
     error    = mkmodel::write_model(o, path);
     return error.empty() ? path : std::string{};
+}
+
+bool parse_size_mib(const std::string &text, int64_t &bytes) {
+    size_t end = 0;
+    double v   = 0;
+    try {
+        v = std::stod(text, &end);
+    } catch (const std::exception &) {
+        return false;
+    }
+    std::string unit = text.substr(end);
+    for (auto &c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    double mul = 0;
+    if (unit.empty() || unit == "m" || unit == "mb" || unit == "mib")
+        mul = 1 << 20;
+    else if (unit == "b")
+        mul = 1;
+    else if (unit == "k" || unit == "kb" || unit == "kib")
+        mul = 1 << 10;
+    else if (unit == "g" || unit == "gb" || unit == "gib")
+        mul = 1 << 30;
+    if (mul == 0 || !(v >= 0) || v * mul > 9e18) return false;
+    bytes = static_cast<int64_t>(v * mul);
+    return true;
 }
 
 std::string self_exe() {
@@ -94,6 +119,12 @@ int run_serve(const serve_options &in) {
                                      "--threads",       std::to_string(opts.threads),
                                      "--aging-ms",      std::to_string(opts.aging_ms),
                                      "--max-queue",     std::to_string(opts.max_queue)};
+    // Prefix cache: memory budget, disk tier (the XDG cache directory unless told otherwise).
+    std::string cache_dir = opts.cache_dir;
+    if (cache_dir.empty()) cache_dir = paths::default_cache_dir() + "/prefix-cache";
+    if (cache_dir == "off") cache_dir.clear();
+    argv.insert(argv.end(), {"--cache-ram-bytes", std::to_string(opts.cache_ram), "--cache-dir",
+                             cache_dir, "--cache-disk-bytes", std::to_string(opts.cache_disk)});
     session_manager sessions(argv, sock);
     sessions.use_journal(open_journal(opts));
     if (!sessions.start_worker()) {

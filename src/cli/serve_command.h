@@ -23,6 +23,9 @@ struct serve_options {
     priority_class default_priority = priority_class::NORMAL;
     int64_t aging_ms                = 10000;  // scheduler aging step (scheduler.h)
     int max_queue                   = 1024;   // waiting sessions per class before overload errors
+    int64_t cache_ram               = int64_t(4096) << 20;  // prefix cache budget, bytes
+    std::string cache_dir;                     // disk tier; empty = XDG cache dir, "off" = none
+    int64_t cache_disk = int64_t(8192) << 20;  // disk tier bound, bytes
     // The token journal (src/journal): STATE/journal.db.
     bool journal              = true;           // --journal on|off (off: for benchmarks)
     std::string journal_sync  = "normal";       // off | normal | full (SQLite PRAGMA synchronous)
@@ -30,6 +33,12 @@ struct serve_options {
     int64_t journal_max_bytes = 256ll << 20;    // and at most this much data
     int64_t journal_max_pages = 0;  // hidden, tests: PRAGMA max_page_count (a "full disk")
 };
+
+/**
+ * Parses a size: a plain number is MiB; units B, K/KB/KiB, M/MB/MiB, G/GB/GiB (all binary,
+ * case-insensitive). False when `text` is not a non-negative size.
+ */
+bool parse_size_mib(const std::string &text, int64_t &bytes);
 
 /** Runs the head until SIGINT/SIGTERM. Returns the exit code. */
 int run_serve(const serve_options &opts);

@@ -111,6 +111,7 @@ struct sampling_params {
 
 /** A chat rendered by the model's template and tokenized. */
 struct rendered_prompt {
+    std::string text;  // the rendered template output (what `tokens` tokenize)
     std::vector<token_id> tokens;
     std::vector<std::string> extra_stops;  // stop strings the template asks for
     output_constraint constraint;          // grammar etc. for the sampler
@@ -191,6 +192,40 @@ class engine_i {
     virtual void seq_drop_parked(int64_t handle) = 0;
     /** Bytes of host memory held by parked sequences. */
     virtual size_t parked_bytes() const = 0;
+
+    // Prefix cache support (src/cache). Defaults describe an engine without one.
+
+    /**
+     * True when any prefix of a sequence's memory can be shared with another sequence or cut
+     * off (attention-only KV cache). False for recurrent and hybrid models: their state is
+     * reusable only whole, at the position it was saved (ENGINE-NOTES.md).
+     */
+    virtual bool partial_prefixes() const { return false; }
+    /**
+     * Extra sequence ids the prefix cache may keep memory under, after the live ones:
+     * n_seq_max() .. n_seq_max() + n_cache_seqs() - 1. 0 when partial_prefixes() is false.
+     */
+    virtual int32_t n_cache_seqs() const { return 0; }
+    /** Tags the memory of positions [0, n) of `src` for `dst` too: shared, not copied. */
+    virtual void seq_share(int /*src*/, int /*dst*/, int32_t /*n*/) {}
+    /** Forgets positions >= n of `seq` (its sampler stays). False when the memory refuses. */
+    virtual bool seq_trim(int /*seq*/, int32_t n) { return n == 0; }
+    /** Bytes of `seq`'s saved state (llama_state_seq_get_size): what seq_save would write. */
+    virtual size_t seq_state_size(int /*seq*/) { return 0; }
+    /** Saves `seq`'s memory (llama_state_seq_get_data) into `out`. False when it cannot. */
+    virtual bool seq_save(int /*seq*/, std::vector<uint8_t> & /*out*/) { return false; }
+    /** Loads a state saved by seq_save into empty sequence `seq`. False when refused. */
+    virtual bool seq_load(int /*seq*/, std::span<const uint8_t> /*data*/) { return false; }
+    /**
+     * Token offsets in `prompt` (rendered from `messages` by render_chat) where a message of
+     * the conversation ends: where a state snapshot is worth taking, because another
+     * conversation sharing the messages so far shares these tokens. Sorted, each in
+     * (0, tokens.size()). Empty when the engine has no use for them.
+     */
+    virtual std::vector<int32_t> message_boundaries(const std::vector<chat_message> & /*messages*/,
+                                                    const rendered_prompt & /*prompt*/) const {
+        return {};
+    }
 };
 
 }  // namespace sf

@@ -94,6 +94,7 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
     }
 
     st.meta.completion_tokens = fin->completion_tokens;
+    st.meta.cached_tokens     = fin->cached_tokens;  // known once the worker placed it
     if (fin->reason == finish_reason::ERROR) {
         // Headers are gone: report in-band, then end the stream cleanly (never hang).
         api_error e{500, "server_error", fin->error.empty() ? "generation failed" : fin->error, "",
@@ -173,6 +174,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
         return send_error(res, e);
     }
     meta.completion_tokens = fin.completion_tokens;
+    meta.cached_tokens     = fin.cached_tokens;  // known once the worker placed it
     if (!chat) {
         res.set_content(openai_completion_response(meta, text, fin.reason), "application/json");
         return;

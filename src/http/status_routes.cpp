@@ -73,6 +73,36 @@ std::string metrics_text(session_manager &sessions) {
         p.sample("num_preemptions_by_class_total", double(c.preemptions()),
                  "priority=\"" + c.name() + "\"");
     }
+    const auto &c = r.cache();
+    p.metric("prefix_cache_lookups_total", "counter", "sequences that looked up the prefix cache",
+             double(c.lookups()));
+    p.metric("prefix_cache_hits_total", "counter",
+             "sequences that reused at least one cached prompt token", double(c.hits()));
+    p.metric("prefix_cache_prompt_tokens_total", "counter", "prompt tokens of those sequences",
+             double(c.prompt_tokens()));
+    p.metric("prefix_cache_cached_tokens_total", "counter",
+             "prompt tokens reused from the prefix cache instead of prefilled",
+             double(c.cached_tokens()));
+    p.metric("prefix_cache_hit_rate", "gauge", "cached / prompt tokens since the worker started",
+             c.prompt_tokens() > 0 ? double(c.cached_tokens()) / double(c.prompt_tokens()) : 0.0);
+    p.metric("prefix_cache_ram_bytes", "gauge", "memory held by cached prefixes and snapshots",
+             double(c.ram_bytes()));
+    p.metric("prefix_cache_ram_budget_bytes", "gauge", "--cache-ram", double(c.ram_budget_bytes()));
+    p.metric("prefix_cache_entries", "gauge", "cached prefixes and snapshots in memory",
+             double(c.entries()));
+    p.metric("prefix_cache_evictions_total", "counter", "entries evicted from memory",
+             double(c.evictions()));
+    p.metric("prefix_cache_disk_bytes", "gauge", "bytes of the disk tier's files",
+             double(c.disk_bytes()));
+    p.metric("prefix_cache_disk_entries", "gauge", "entries of the disk tier",
+             double(c.disk_entries()));
+    p.metric("prefix_cache_disk_writes_total", "counter", "entries written to disk",
+             double(c.disk_writes()));
+    p.metric("prefix_cache_disk_loads_total", "counter", "entries loaded from disk",
+             double(c.disk_loads()));
+    p.metric("prefix_cache_disk_corrupt_total", "counter",
+             "disk entries discarded as corrupt (checksum, size or header)",
+             double(c.disk_corrupt()));
     sessions.latency().render(p.str());
     return p.str();
 }

@@ -94,6 +94,16 @@ void scheduler::place(int i, seq_state &&s) {
     }
     q.pending = q.req.prompt;
     q.pending.insert(q.pending.end(), q.req.resume_tokens.begin(), q.req.resume_tokens.end());
+    q.tokens   = q.pending;
+    q.attached = opts_.cache == nullptr || !opts_.cache->enabled();
+    if (!q.attached && !opts_.cache->partial()) {
+        // Snapshot points: message ends, and the prompt but its last token (an identical
+        // prompt then reuses all it can: the last token is decoded for its logits anyway).
+        const auto n_prompt = static_cast<int32_t>(q.req.prompt.size());
+        for (int32_t b : q.req.boundaries)
+            if (b > 0 && b < n_prompt - 1) q.boundaries.push_back(b);
+        if (n_prompt > 1) q.boundaries.push_back(n_prompt - 1);
+    }
     q.text.emplace(q.req.stops);
     // A resumed session: rebuild the text state from the tokens already delivered.
     for (token_id t : q.req.resume_tokens) q.text->push(engine_.token_piece(t));
@@ -167,6 +177,7 @@ void scheduler::finish_waiting(seq_state &s, finish_reason reason) {
     ev.reason            = reason;
     ev.prompt_tokens     = static_cast<int32_t>(s.req.prompt.size());
     ev.completion_tokens = static_cast<int32_t>(s.n_generated);
+    ev.cached_tokens     = s.cached;
     s.req.channel->push(std::move(ev));
     if (s.parked >= 0) {
         engine_.seq_drop_parked(s.parked);
@@ -204,7 +215,11 @@ void scheduler::finish(int slot, finish_reason reason, std::string error) {
     ev.stop_string       = s.text && s.text->stopped() ? s.text->matched_stop() : "";
     ev.prompt_tokens     = static_cast<int32_t>(s.req.prompt.size());
     ev.completion_tokens = static_cast<int32_t>(s.n_generated);
+    ev.cached_tokens     = s.cached;
     s.req.channel->push(std::move(ev));
+    // What the sequence computed stays reusable: the next turn of a conversation extends it.
+    if (opts_.cache && s.attached && reason != finish_reason::ERROR && s.n_past > 0)
+        opts_.cache->retain(slot, std::span(s.tokens).first(static_cast<size_t>(s.n_past)));
     engine_.seq_end(slot);
     slots_[slot].used = false;
     slots_[slot].seq  = seq_state{};
@@ -214,6 +229,7 @@ void scheduler::finish(int slot, finish_reason reason, std::string error) {
 
 void scheduler::on_sampled(int slot, token_id t) {
     auto &s = slots_[slot].seq;
+    s.tokens.push_back(t);
     if (engine_.is_eog(t) && !s.req.sampling.ignore_eos) {
         finish(slot, finish_reason::STOP);
         return;
@@ -243,10 +259,11 @@ void scheduler::on_sampled(int slot, token_id t) {
 // One tick: plan, decode, sample. Returns false when there was nothing to do.
 bool scheduler::tick() {
     const auto now = clock::now();
+    attach_new();
     std::vector<plan_input> in;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
         const auto &sl = slots_[i];
-        if (!sl.used) continue;
+        if (!sl.used || !sl.seq.attached) continue;
         const auto &s = sl.seq;
         // A resumed session replays its already-generated tokens one per tick, as they were first
         // computed (decode steps, not one prefill batch): batched and single-token kernels round
@@ -261,6 +278,9 @@ bool scheduler::tick() {
                 one_by_one = true;
             }
         }
+        // A chunk ends at the next snapshot point, so the state there can be saved.
+        if (!one_by_one && !s.boundaries.empty())
+            pending = std::min(pending, s.boundaries.front() - s.n_past);
         in.push_back({i, aged(s, now), pending, one_by_one, s.last_served, s.arrival});
     }
     auto plan = plan_tick(in, opts_.planner);
@@ -280,7 +300,7 @@ bool scheduler::tick() {
         if (!s.generating) n_prompt += e.n_tokens;
         items.push_back(std::move(it));
     }
-    int rc = engine_.decode(items);
+    int rc = decode_with_room(items);
     {
         std::lock_guard lk(mu_);
         stats_.ticks++;
@@ -304,11 +324,82 @@ bool scheduler::tick() {
         s.pending.erase(s.pending.begin(), s.pending.begin() + plan[i].n_tokens);
         s.last_served    = tick_no_;
         s.last_served_at = served_at;
+        if (!s.boundaries.empty() && s.n_past >= s.boundaries.front()) {
+            if (s.n_past == s.boundaries.front())
+                opts_.cache->snapshot(plan[i].slot,
+                                      std::span(s.tokens).first(static_cast<size_t>(s.n_past)));
+            s.boundaries.erase(s.boundaries.begin());
+        }
         if (items[i].want_logits)
             on_sampled(plan[i].slot,
                        engine_.sample(plan[i].slot, static_cast<int>(i), s.n_generated));
     }
     return true;
+}
+
+// One decode; when the KV cache has no room for the batch, cached prefixes (never a live
+// sequence's cells) are evicted until it fits or none are left.
+int scheduler::decode_with_room(const std::vector<batch_item> &items) {
+    int rc = engine_.decode(items);
+    while (rc == 1 && opts_.cache && opts_.cache->evict_for_decode()) rc = engine_.decode(items);
+    return rc;
+}
+
+// Memories of the other running sequences, as prefix sources (KV mode).
+std::vector<cache::live_source> scheduler::live_sources(int except) const {
+    std::vector<cache::live_source> out;
+    for (int j = 0; j < static_cast<int>(slots_.size()); ++j) {
+        const auto &o = slots_[j].seq;
+        if (j == except || !slots_[j].used || !o.attached || o.n_past <= 0) continue;
+        out.push_back({j, std::span(o.tokens).first(static_cast<size_t>(o.n_past))});
+    }
+    return out;
+}
+
+// How much of slot i's prompt a sequence still prefilling will have computed later (a shared
+// system prompt of requests that arrived together): what waiting for it would gain.
+int32_t scheduler::reusable_soon(int i, int32_t max_len) const {
+    const auto &s = slots_[i].seq;
+    int32_t best  = 0;
+    for (int j = 0; j < static_cast<int>(slots_.size()); ++j) {
+        const auto &o = slots_[j].seq;
+        if (j == i || !slots_[j].used || !o.attached || o.generating) continue;
+        const size_t lim =
+            std::min({s.tokens.size(), o.req.prompt.size(), static_cast<size_t>(max_len)});
+        int32_t lcp = 0;
+        while (static_cast<size_t>(lcp) < lim && s.tokens[lcp] == o.tokens[lcp]) ++lcp;
+        if (!opts_.cache->partial()) {
+            // Only its snapshot points are reusable.
+            int32_t b = 0;
+            for (int32_t p : o.boundaries)
+                if (p <= lcp) b = p;
+            lcp = b;
+        }
+        if (lcp > o.n_past) best = std::max(best, lcp);
+    }
+    return best;
+}
+
+// New sequences get their longest cached prefix before their first prefill chunk. One whose
+// prompt shares more with a sequence still prefilling than the cache has now waits for it
+// (it would compute the same tokens in the same ticks), then shares its result.
+void scheduler::attach_new() {
+    if (!opts_.cache) return;
+    for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
+        auto &s = slots_[i].seq;
+        if (!slots_[i].used || s.attached) continue;
+        const auto max_len = static_cast<int32_t>(
+            std::min(s.req.prompt.size(), s.tokens.size() - 1));  // the last one gives logits
+        auto live = live_sources(i);
+        if (reusable_soon(i, max_len) > opts_.cache->peek(s.tokens, max_len, live)) continue;
+        const int32_t n = opts_.cache->attach(i, s.tokens, max_len, live);
+        s.n_past        = n;
+        s.cached        = n;
+        s.attached      = true;
+        s.pending.erase(s.pending.begin(), s.pending.begin() + n);
+        while (!s.boundaries.empty() && s.boundaries.front() <= n)
+            s.boundaries.erase(s.boundaries.begin());
+    }
 }
 
 void scheduler::run() {

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "cache/prefix_cache.h"
 #include "engine/engine.h"
 #include "engine/text_stream.h"
 #include "scheduler/tick_planner.h"
@@ -54,6 +55,8 @@ struct scheduler_options {
     planner_options planner;
     int64_t aging_ms    = 10000;  // one class more urgent per aging_ms without service
     int32_t max_waiting = 1024;   // per class; beyond it submit() refuses (overload)
+    // Prefix cache (src/cache), owned by the caller, used from the tick thread; null: none.
+    cache::prefix_cache *cache = nullptr;
 };
 
 class scheduler {
@@ -90,6 +93,11 @@ class scheduler {
         clock::time_point last_served_at;
         uint64_t arrival = 0;
         std::optional<text_stream> text;
+        // Prompt, resumed and sampled tokens; the engine's memory holds the first n_past.
+        std::vector<token_id> tokens;
+        bool attached  = false;           // the prefix cache was consulted: prefill may start
+        int32_t cached = 0;               // prompt tokens reused from the cache
+        std::vector<int32_t> boundaries;  // snapshot points still ahead (snapshot mode)
     };
     struct slot {
         bool used = false;
@@ -105,6 +113,10 @@ class scheduler {
     void finish(int slot, finish_reason reason, std::string error = {});
     void finish_waiting(seq_state &s, finish_reason reason);
     void on_sampled(int slot, token_id t);
+    void attach_new();
+    int32_t reusable_soon(int slot, int32_t max_len) const;
+    std::vector<cache::live_source> live_sources(int except) const;
+    int decode_with_room(const std::vector<batch_item> &items);
     void update_counts_locked();
 
     engine_i &engine_;

@@ -37,6 +37,11 @@ bool session::read(size_t cursor, std::vector<session_event> &out,
     return any;
 }
 
+int32_t session::cached_tokens() const {
+    std::lock_guard lk(mu_);
+    return finished_ ? finished_->cached_tokens : cached_tokens_;
+}
+
 size_t session::token_count() const {
     std::lock_guard lk(mu_);
     return tokens_.size();

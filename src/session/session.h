@@ -53,7 +53,8 @@ class session {
     const std::string &id() const { return id_; }
     const std::string &model() const { return model_; }
     int32_t prompt_tokens() const { return prompt_tokens_; }
-    int32_t cached_tokens() const { return cached_tokens_; }
+    /** Prompt tokens reused from the prefix cache: known for sure once finished. */
+    int32_t cached_tokens() const;
     /** The prompt's token ids, when the request asked for them (set before start() returns). */
     const std::vector<token_id> &prompt_token_ids() const { return prompt_token_ids_; }
     void set_prompt_token_ids(std::vector<token_id> ids) { prompt_token_ids_ = std::move(ids); }

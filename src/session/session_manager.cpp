@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "cache/volatile_lines.h"
 #include "protocol/convert.h"
 #include "util/log.h"
 
@@ -163,7 +164,10 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
     // Give a worker that is (re)starting a few seconds to accept the connection; never wait
     // unbounded (a request must not hang on a dead worker).
     channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    auto preq = to_proto(req, id);
+    // Volatile lines (a per-request billing header) would defeat the prefix cache.
+    generate_request norm = req;
+    cache::normalize_volatile_lines(norm.messages);
+    auto preq = to_proto(norm, id);
     std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader(stub_->Generate(ctx.get(), preq));
 
     pb::GenerateEvent first;

@@ -56,7 +56,15 @@ int run_worker(const worker_options &opts) {
         server->Shutdown();
         return 1;
     }
+    cache::cache_options co;
+    co.ram_bytes  = opts.cache_ram;
+    co.disk_dir   = opts.cache_dir;
+    co.disk_bytes = opts.cache_disk;
+    if (!co.disk_dir.empty() && co.ram_bytes > 0)
+        co.model_fingerprint = cache::model_fingerprint(opts.engine.model_path);
+    cache::prefix_cache cache(*engine, co);
     scheduler_options so;
+    so.cache                 = &cache;
     so.planner.budget        = opts.engine.batch_size;
     so.planner.prefill_chunk = opts.prefill_chunk;
     so.aging_ms              = opts.aging_ms;
@@ -65,12 +73,13 @@ int run_worker(const worker_options &opts) {
     sched.start();
     llama_embedder embedder(engine->model(), opts.engine.ctx_size, engine->threads());
     service.set_model_extras(&embedder, read_model_facts(engine->model()));
-    service.set_ready(engine.get(), &sched, engine->model_name());
+    service.set_ready(engine.get(), &sched, engine->model_name(), &cache);
     SF_LOG_INFO("worker", "ready");
 
     while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     SF_LOG_INFO("worker", "stopping");
     sched.stop();
+    cache.flush();  // hot prefixes queued for the disk tier
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
     std::filesystem::remove(opts.socket_path, ec);
     return 0;

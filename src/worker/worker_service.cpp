@@ -11,9 +11,11 @@ namespace pb = superfluid::worker::v1;
 
 worker_service::worker_service(std::string model_path) : model_path_(std::move(model_path)) {}
 
-void worker_service::set_ready(engine_i *engine, scheduler *sched, std::string model_name) {
+void worker_service::set_ready(engine_i *engine, scheduler *sched, std::string model_name,
+                               cache::prefix_cache *cache) {
     engine_     = engine;
     sched_      = sched;
+    cache_      = cache;
     model_name_ = std::move(model_name);
     ready_.store(true);
 }
@@ -92,6 +94,13 @@ grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::Genera
     sr.stops               = sr.sampling.stop;
     sr.stops.insert(sr.stops.end(), prompt.extra_stops.begin(), prompt.extra_stops.end());
     sr.channel = channel;
+    // Snapshot points for a prefix cache that cannot cut states back (recurrent/hybrid).
+    if (req->has_chat() && cache_ && cache_->enabled() && !cache_->partial()) {
+        std::vector<chat_message> msgs;
+        for (const auto &m : req->chat().messages()) msgs.push_back(protocol::from_proto(m));
+        prompt.tokens = sr.prompt;
+        sr.boundaries = engine_->message_boundaries(msgs, prompt);
+    }
     {
         std::lock_guard lk(mu_);
         live_[sr.session_id] = channel;
@@ -193,6 +202,23 @@ grpc::Status worker_service::Health(grpc::ServerContext *, const pb::HealthReque
     reply->set_kv_total_cells(static_cast<int64_t>(engine_->n_ctx_seq()) * engine_->n_seq_max());
     reply->set_parked_bytes(engine_->parked_bytes());
     reply->set_last_sequences_per_tick(st.last_sequences_per_tick);
+    if (cache_) {
+        const auto c = cache_->stats();
+        auto *cs     = reply->mutable_cache();
+        cs->set_lookups(c.lookups);
+        cs->set_hits(c.hits);
+        cs->set_prompt_tokens(c.prompt_tokens);
+        cs->set_cached_tokens(c.cached_tokens);
+        cs->set_ram_bytes(c.ram_bytes);
+        cs->set_ram_budget_bytes(c.ram_budget);
+        cs->set_entries(c.entries);
+        cs->set_evictions(c.evictions);
+        cs->set_disk_bytes(c.disk.bytes);
+        cs->set_disk_entries(c.disk.entries);
+        cs->set_disk_writes(c.disk.writes);
+        cs->set_disk_loads(c.disk.loads);
+        cs->set_disk_corrupt(c.disk.corrupt);
+    }
     for (int c = 0; c < k_classes; ++c) {
         auto *cs = reply->add_classes();
         cs->set_name(c == 0 ? "interactive" : c == 1 ? "normal" : "batch");

@@ -23,7 +23,8 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
     explicit worker_service(std::string model_path);
 
     /** Called once the model is loaded; from then on sessions are accepted. */
-    void set_ready(engine_i *engine, scheduler *sched, std::string model_name);
+    void set_ready(engine_i *engine, scheduler *sched, std::string model_name,
+                   cache::prefix_cache *cache = nullptr);
     /** Embedding and model facts (Embed, ModelInfo); call before set_ready. */
     void set_model_extras(llama_embedder *embedder, model_facts facts);
 
@@ -59,6 +60,7 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
     scheduler *sched_         = nullptr;
     llama_embedder *embedder_ = nullptr;
     model_facts facts_;
+    cache::prefix_cache *cache_ = nullptr;
 
     std::mutex mu_;
     std::map<std::string, std::shared_ptr<event_channel>> live_;  // session id → channel

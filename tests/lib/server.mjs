@@ -45,10 +45,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * (a restart on the same journal); default a fresh temporary directory.
  * Returns { url, baseURL, port, stateDir, proc, log(), metrics(), stop() }.
  */
-export async function startServer(args = [], { modelPath = model(), stateDir = mkdtempSync(join(scratch, 'state-')) } = {}) {
+export async function startServer(args = [], { modelPath = model(), stateDir = mkdtempSync(join(scratch, 'state-')), cacheDir } = {}) {
   const port = await freePort();
   const logFile = [];
-  const proc = spawn(SUPERFLUID, ['serve', ...(modelPath ? [modelPath] : []), '--port', String(port), '--state-dir', stateDir, ...args], {
+  // The prefix cache's disk tier stays inside the test's scratch space unless a test names one.
+  const cache = args.includes('--cache-dir') ? [] : ['--cache-dir', cacheDir || join(stateDir, 'prefix-cache')];
+  const proc = spawn(SUPERFLUID, ['serve', ...(modelPath ? [modelPath] : []), '--port', String(port), '--state-dir', stateDir, ...cache, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   proc.stdout.on('data', (d) => logFile.push(d.toString()));

@@ -1,6 +1,6 @@
 // mkmodel: writes a tiny GGUF model with random weights (see mkmodel.h).
 //
-//   mkmodel --preset tiny|bench [--arch qwen3|llama] [--seed N] --out PATH
+//   mkmodel --preset tiny|bench [--arch qwen3|llama|lfm2] [--seed N] --out PATH
 //
 // Exit status: 0 written, 1 writing failed, 2 bad arguments.
 #include <CLI/CLI.hpp>

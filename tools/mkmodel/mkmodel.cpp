@@ -135,7 +135,16 @@ struct tensor_spec {
     ggml_type type;
 };
 
-std::vector<tensor_spec> tensor_specs(const shape &s, bool qk_norm) {
+// lfm2 (hybrid): layers alternate short convolution (even) and attention (odd), like
+// LFM2's mix of conv and GQA blocks; the conv cache spans 3 tokens (LFM2's l_cache).
+constexpr uint32_t kShortConvCache = 3;
+bool lfm2_attention_layer(uint32_t il) {
+    return il % 2 == 1;
+}
+
+std::vector<tensor_spec> tensor_specs(const shape &s, const std::string &arch) {
+    const bool qk_norm = arch != "llama";
+    const bool lfm2    = arch == "lfm2";
     const int64_t E = s.n_embd, F = s.n_ff, D = s.head_dim;
     const int64_t Q = D * s.n_head, KV = D * s.n_head_kv;
     const ggml_type h = GGML_TYPE_F16, f = GGML_TYPE_F32;
@@ -144,6 +153,16 @@ std::vector<tensor_spec> tensor_specs(const shape &s, bool qk_norm) {
     for (uint32_t il = 0; il < s.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         v.push_back({p + "attn_norm.weight", E, 0, f});
+        if (lfm2 && !lfm2_attention_layer(il)) {
+            v.push_back({p + "shortconv.conv.weight", int64_t(kShortConvCache), E, f});
+            v.push_back({p + "shortconv.in_proj.weight", E, 3 * E, h});
+            v.push_back({p + "shortconv.out_proj.weight", E, E, h});
+            v.push_back({p + "ffn_norm.weight", E, 0, f});
+            v.push_back({p + "ffn_gate.weight", E, F, h});
+            v.push_back({p + "ffn_up.weight", E, F, h});
+            v.push_back({p + "ffn_down.weight", F, E, h});
+            continue;
+        }
         v.push_back({p + "attn_q.weight", E, Q, h});
         v.push_back({p + "attn_k.weight", E, KV, h});
         v.push_back({p + "attn_v.weight", E, KV, h});
@@ -157,7 +176,8 @@ std::vector<tensor_spec> tensor_specs(const shape &s, bool qk_norm) {
         v.push_back({p + "ffn_up.weight", E, F, h});
         v.push_back({p + "ffn_down.weight", F, E, h});
     }
-    v.push_back({"output_norm.weight", E, 0, f});  // no output.weight: tied to token_embd
+    // No output.weight: tied to token_embd. lfm2 names its output norm token_embd_norm.
+    v.push_back({lfm2 ? "token_embd_norm.weight" : "output_norm.weight", E, 0, f});
     return v;
 }
 
@@ -245,7 +265,17 @@ void add_hparams(gguf_context *g, const std::string &arch, const shape &s) {
     gguf_set_val_u32(g, key("block_count").c_str(), s.n_layer);
     gguf_set_val_u32(g, key("feed_forward_length").c_str(), s.n_ff);
     gguf_set_val_u32(g, key("attention.head_count").c_str(), s.n_head);
-    gguf_set_val_u32(g, key("attention.head_count_kv").c_str(), s.n_head_kv);
+    if (arch == "lfm2") {
+        // Per layer: 0 marks a short-convolution layer.
+        std::vector<uint32_t> kv(s.n_layer);
+        for (uint32_t il = 0; il < s.n_layer; ++il)
+            kv[il] = lfm2_attention_layer(il) ? s.n_head_kv : 0;
+        gguf_set_arr_data(g, key("attention.head_count_kv").c_str(), GGUF_TYPE_UINT32, kv.data(),
+                          kv.size());
+        gguf_set_val_u32(g, key("shortconv.l_cache").c_str(), kShortConvCache);
+    } else {
+        gguf_set_val_u32(g, key("attention.head_count_kv").c_str(), s.n_head_kv);
+    }
     gguf_set_val_u32(g, key("attention.key_length").c_str(), s.head_dim);
     gguf_set_val_u32(g, key("attention.value_length").c_str(), s.head_dim);
     gguf_set_val_f32(g, key("attention.layer_norm_rms_epsilon").c_str(), kRmsEps);
@@ -283,7 +313,7 @@ std::vector<std::string> presets() {
 }
 
 std::vector<std::string> archs() {
-    return {"qwen3", "llama"};
+    return {"qwen3", "llama", "lfm2"};
 }
 
 std::string_view chat_template() {
@@ -299,12 +329,12 @@ std::string write_model(const options &opt, const std::string &out_path) {
     if (!find_shape(opt.preset, s)) {
         return "unknown preset '" + opt.preset + "' (expected tiny or bench)";
     }
-    if (opt.arch != "qwen3" && opt.arch != "llama") {
-        return "unknown arch '" + opt.arch + "' (expected qwen3 or llama)";
+    if (opt.arch != "qwen3" && opt.arch != "llama" && opt.arch != "lfm2") {
+        return "unknown arch '" + opt.arch + "' (expected qwen3, llama or lfm2)";
     }
     if (out_path.empty()) return "empty output path";
 
-    const std::vector<tensor_spec> specs = tensor_specs(s, /*qk_norm=*/opt.arch == "qwen3");
+    const std::vector<tensor_spec> specs = tensor_specs(s, opt.arch);
     size_t mem                           = 0;
     for (const auto &ts : specs) {
         mem += ggml_row_size(ts.type, ts.ne0) * size_t(ts.ne1 == 0 ? 1 : ts.ne1);

@@ -25,7 +25,9 @@ struct options {
     ///             2.5 s per 7,500-token prefill on 2 cores.
     /// Both: context length 32,768 tokens, vocabulary 151,936 tokens, tied output layer.
     std::string preset = "tiny";
-    /// Architecture, one of archs(): "qwen3" (with per-head Q/K RMS norms) or "llama".
+    /// Architecture, one of archs(): "qwen3" (with per-head Q/K RMS norms), "llama", or
+    /// "lfm2" (hybrid: layers alternate a gated short convolution, a recurrent state
+    /// llama.cpp cannot cut back, and attention with Q/K norms; the same shape otherwise).
     std::string arch = "qwen3";
     /// Seed of the weight generator (splitmix64). Any value is valid.
     uint64_t seed = 1;

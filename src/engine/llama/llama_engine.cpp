@@ -35,6 +35,22 @@ void llama_log_cb(ggml_log_level level, const char *text, void *) {
 
 std::once_flag backend_once;
 
+common_chat_msg to_common(const chat_message &m) {
+    common_chat_msg cm;
+    cm.role              = m.role;
+    cm.content           = m.content;
+    cm.reasoning_content = m.reasoning_content;
+    cm.tool_call_id      = m.tool_call_id;
+    cm.tool_name         = m.name;
+    for (const auto &tc : m.tool_calls) cm.tool_calls.push_back({tc.name, tc.arguments, tc.id});
+    return cm;
+}
+
+// Sequence ids the prefix cache may use beside the live ones. A unified KV cache accepts any
+// id below LLAMA_MAX_SEQ (256, llama-cparams.h) whatever n_seq_max is.
+constexpr int32_t k_max_seq_ids   = 256;
+constexpr int32_t k_cache_seq_ids = 64;
+
 }  // namespace
 
 struct llama_engine::impl {
@@ -89,6 +105,10 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         throw std::runtime_error(
             "cannot create a llama.cpp context (ctx-size/parallel too large?)");
     }
+    // Recurrent and hybrid memories refuse partial removal, and a sliding-window cache has
+    // dropped old cells: there, only whole saved states are reusable (ENGINE-NOTES.md).
+    partial_ = !llama_model_is_recurrent(impl_->model) && !llama_model_is_hybrid(impl_->model) &&
+               llama_model_n_swa(impl_->model) == 0;
     impl_->templates = common_chat_templates_init(impl_->model, "");
     impl_->batch     = llama_batch_init(opts.batch_size, 0, 1);
     impl_->samplers.assign(opts.parallel, nullptr);
@@ -149,6 +169,7 @@ bool llama_engine::render_chat(const std::vector<chat_message> &messages,
             llama_sampler_free(g);
         }
         out.tokens      = tokenize(r.prompt, llama_vocab_get_add_bos(impl_->vocab));
+        out.text        = std::move(r.prompt);
         out.extra_stops = std::move(r.extra_stops);
         out.constraint  = std::move(r.constraint);
         out.parse       = std::move(r.parse);
@@ -311,6 +332,86 @@ void llama_engine::seq_drop_parked(int64_t handle) {
 
 size_t llama_engine::parked_bytes() const {
     return impl_->parked_bytes.load();
+}
+
+int32_t llama_engine::n_cache_seqs() const {
+    return partial_ ? std::max(0, std::min(k_cache_seq_ids, k_max_seq_ids - opts_.parallel)) : 0;
+}
+
+void llama_engine::seq_share(int src, int dst, int32_t n) {
+    llama_memory_seq_cp(llama_get_memory(impl_->ctx), src, dst, 0, n);
+}
+
+bool llama_engine::seq_trim(int seq, int32_t n) {
+    return llama_memory_seq_rm(llama_get_memory(impl_->ctx), seq, n, -1);
+}
+
+size_t llama_engine::seq_state_size(int seq) {
+    return llama_state_seq_get_size(impl_->ctx, seq);
+}
+
+bool llama_engine::seq_save(int seq, std::vector<uint8_t> &out) {
+    out.resize(llama_state_seq_get_size(impl_->ctx, seq));
+    return !out.empty() &&
+           llama_state_seq_get_data(impl_->ctx, out.data(), out.size(), seq) == out.size();
+}
+
+bool llama_engine::seq_load(int seq, std::span<const uint8_t> data) {
+    if (llama_state_seq_set_data(impl_->ctx, data.data(), data.size(), seq) == data.size())
+        return true;
+    llama_memory_seq_rm(llama_get_memory(impl_->ctx), seq, -1, -1);
+    return false;
+}
+
+// Renders messages[0..k] followed by a placeholder user message, and takes where it stops
+// agreeing with the real rendering: the end of message k as any conversation continuing
+// after it renders it (templates render the last message differently from earlier ones, so
+// rendering messages[0..k] alone would not do). Then maps that byte offset to a token offset.
+// Only the end of the system prompt and of the last 8 earlier messages are computed: each
+// costs a rendering, and older boundaries already had their turn as recent ones.
+std::vector<int32_t> llama_engine::message_boundaries(const std::vector<chat_message> &messages,
+                                                      const rendered_prompt &prompt) const {
+    std::vector<int32_t> out;
+    if (messages.size() < 2 || prompt.text.empty()) return out;
+    // Byte offset in the text where each token ends.
+    std::vector<size_t> ends;
+    std::string detok;
+    for (token_id t : prompt.tokens) {
+        detok += token_piece(t);
+        ends.push_back(detok.size());
+    }
+    if (detok.size() < prompt.text.size() ||
+        detok.compare(detok.size() - prompt.text.size(), prompt.text.size(), prompt.text) != 0)
+        return out;  // tokens do not spell the text: no reliable mapping
+    const size_t shift = detok.size() - prompt.text.size();  // a BOS the text does not have
+    const size_t n     = messages.size();
+    for (size_t k = 0; k + 1 < n; ++k) {
+        if (k != 0 && k + 9 < n) continue;
+        common_chat_templates_inputs in;
+        in.use_jinja             = true;
+        in.add_generation_prompt = false;
+        for (size_t i = 0; i <= k; ++i) in.messages.push_back(to_common(messages[i]));
+        common_chat_msg placeholder;
+        placeholder.role    = "user";
+        placeholder.content = "\x07";
+        in.messages.push_back(placeholder);
+        std::string text;
+        try {
+            text = common_chat_templates_apply(impl_->templates.get(), in).prompt;
+        } catch (const std::exception &) {
+            continue;  // the template refuses this shape (e.g. strict alternation)
+        }
+        size_t lcp = 0;
+        while (lcp < text.size() && lcp < prompt.text.size() && text[lcp] == prompt.text[lcp])
+            ++lcp;
+        // The last token that ends at or before the agreement point.
+        auto it = std::upper_bound(ends.begin(), ends.end(), lcp + shift);
+        auto t  = static_cast<int32_t>(it - ends.begin());
+        if (t > 0 && t < static_cast<int32_t>(prompt.tokens.size())) out.push_back(t);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
 }
 
 }  // namespace sf

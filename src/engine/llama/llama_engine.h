@@ -48,6 +48,15 @@ class llama_engine final : public engine_i {
     bool seq_unpark(int64_t handle, int seq) override;
     void seq_drop_parked(int64_t handle) override;
     size_t parked_bytes() const override;
+    bool partial_prefixes() const override { return partial_; }
+    int32_t n_cache_seqs() const override;
+    void seq_share(int src, int dst, int32_t n) override;
+    bool seq_trim(int seq, int32_t n) override;
+    size_t seq_state_size(int seq) override;
+    bool seq_save(int seq, std::vector<uint8_t> &out) override;
+    bool seq_load(int seq, std::span<const uint8_t> data) override;
+    std::vector<int32_t> message_boundaries(const std::vector<chat_message> &messages,
+                                            const rendered_prompt &prompt) const override;
 
     /** The model's name from its metadata (general.name), or the file name. */
     const std::string &model_name() const { return model_name_; }
@@ -61,6 +70,7 @@ class llama_engine final : public engine_i {
     std::unique_ptr<impl> impl_;
     llama_engine_options opts_;
     std::string model_name_;
+    bool partial_ = false;  // attention-only memory: prefixes can be shared and cut
     int32_t threads_ = 1;
 };
 

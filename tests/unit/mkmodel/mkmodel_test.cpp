@@ -96,7 +96,7 @@ class MkmodelTest : public ::testing::Test {
 
 TEST_F(MkmodelTest, ListsPresetsAndArchs) {
     EXPECT_EQ(mk::presets(), (std::vector<std::string>{"tiny", "bench"}));
-    EXPECT_EQ(mk::archs(), (std::vector<std::string>{"qwen3", "llama"}));
+    EXPECT_EQ(mk::archs(), (std::vector<std::string>{"qwen3", "llama", "lfm2"}));
     EXPECT_EQ(mk::model_name({}), "superfluid-tiny-qwen3-s1");
 }
 
@@ -165,6 +165,58 @@ TEST_F(MkmodelTest, Qwen3LoadsWithTokenizerAndTemplate) {
     EXPECT_EQ(std::string(piece, size_t(n > 0 ? n : 0)), "<think>");
     EXPECT_TRUE(llama_vocab_is_control(vocab, 151644));
     EXPECT_FALSE(llama_vocab_is_control(vocab, 151667));
+}
+
+// lfm2 is the hybrid the prefix cache is tested on: its recurrent state cannot be cut back,
+// but saved whole and restored into another sequence it continues like the original.
+TEST_F(MkmodelTest, Lfm2IsHybridWithUncuttableStateThatRestores) {
+    mk::options opt;
+    opt.arch         = "lfm2";
+    const fs::path p = write(opt, "lfm2.gguf");
+    model_ptr model  = load(p);
+    ASSERT_NE(model, nullptr);
+    EXPECT_TRUE(llama_model_is_hybrid(model.get()));
+    EXPECT_EQ(llama_model_n_layer(model.get()), 2);
+    EXPECT_EQ(mk::model_name(opt), "superfluid-tiny-lfm2-s1");
+
+    llama_context_params cp = llama_context_default_params();
+    cp.n_ctx                = 512;
+    cp.n_batch              = 256;
+    cp.n_seq_max            = 2;
+    cp.n_threads            = 2;
+    cp.n_threads_batch      = 2;
+    context_ptr ctx(llama_init_from_model(model.get(), cp));
+    ASSERT_NE(ctx, nullptr);
+    auto toks =
+        tokenize(llama_model_get_vocab(model.get()),
+                 "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
+    ASSERT_GE(toks.size(), 6u);
+    llama_batch b = llama_batch_init(256, 0, 1);
+    auto run      = [&](int seq, size_t from, size_t to) {
+        b.n_tokens = 0;
+        for (size_t i = from; i < to; ++i) {
+            b.token[b.n_tokens]     = toks[i];
+            b.pos[b.n_tokens]       = int32_t(i);
+            b.n_seq_id[b.n_tokens]  = 1;
+            b.seq_id[b.n_tokens][0] = seq;
+            b.logits[b.n_tokens]    = i + 1 == to;
+            b.n_tokens++;
+        }
+        EXPECT_EQ(llama_decode(ctx.get(), b), 0);
+        const float *l = llama_get_logits_ith(ctx.get(), -1);
+        return std::vector<float>(l, l + 16);
+    };
+    const size_t half = toks.size() / 2;
+    run(0, 0, half);
+    llama_memory_t mem = llama_get_memory(ctx.get());
+    EXPECT_FALSE(llama_memory_seq_rm(mem, 0, int32_t(half) - 1, -1));  // no partial cut
+    std::vector<uint8_t> state(llama_state_seq_get_size(ctx.get(), 0));
+    ASSERT_EQ(llama_state_seq_get_data(ctx.get(), state.data(), state.size(), 0), state.size());
+    const auto whole = run(0, half, toks.size());
+    ASSERT_EQ(llama_state_seq_set_data(ctx.get(), state.data(), state.size(), 1), state.size());
+    const auto restored = run(1, half, toks.size());
+    for (size_t i = 0; i < whole.size(); ++i) EXPECT_FLOAT_EQ(whole[i], restored[i]) << i;
+    llama_batch_free(b);
 }
 
 TEST_F(MkmodelTest, BothArchsDecode) {

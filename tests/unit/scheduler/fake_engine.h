@@ -1,8 +1,13 @@
 // A deterministic engine for scheduler tests: token i of a sequence is (last input token + 1),
 // pieces are "<id>", EOG is id 0. Records every decode call.
+// Its "memory" is the list of tokens each sequence id holds, so prefix-cache tests can check
+// what was shared, saved, restored and decoded; `partial` says whether prefixes can be shared
+// and cut (attention KV) or only saved and restored whole (a recurrent model).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <string>
 #include <thread>
@@ -35,25 +40,85 @@ class fake_engine : public engine_i {
     int decode(const std::vector<batch_item> &items) override {
         if (decode_sleep_us)
             std::this_thread::sleep_for(std::chrono::microseconds(decode_sleep_us));
+        size_t cells = 0, adding = 0;
+        for (auto &[s, toks] : mem) cells += toks.size();
+        for (const auto &it : items) adding += it.tokens.size();
+        if (capacity > 0 && cells + adding > capacity) return 1;  // no room (llama_decode's 1)
         calls.push_back(items);
         last = items;
+        for (const auto &it : items) {
+            auto &m = mem[it.seq];
+            if (static_cast<int32_t>(m.size()) != it.pos) ++bad_positions;
+            m.insert(m.end(), it.tokens.begin(), it.tokens.end());
+        }
         return 0;
     }
-    token_id sample(int, int item, uint32_t) override { return last.at(item).tokens.back() + 1; }
-    void seq_end(int seq) override { ended.push_back(seq); }
-    // Parking keeps nothing the fake needs: its "KV" is the scheduler's own bookkeeping.
+    token_id sample(int seq, int item, uint32_t) override {
+        if (!sample_from_memory) return last.at(item).tokens.back() + 1;
+        // Depends on every token in the sequence's memory: a wrong prefix changes it.
+        uint32_t h = 7;
+        for (token_id t : mem[seq]) h = h * 31 + static_cast<uint32_t>(t);
+        return static_cast<token_id>(1000 + h % 1000);
+    }
+    void seq_end(int seq) override {
+        ended.push_back(seq);
+        mem.erase(seq);
+    }
     int64_t seq_park(int seq) override {
         parked_seqs.push_back(seq);
+        parked_mem[next_handle] = mem[seq];
+        mem.erase(seq);
         return next_handle++;
     }
     bool seq_unpark(int64_t handle, int seq) override {
         unparked.push_back({handle, seq});
+        mem[seq] = parked_mem[handle];
+        return true;
+    }
+    bool partial_prefixes() const override { return partial; }
+    int32_t n_cache_seqs() const override { return partial ? cache_seqs : 0; }
+    void seq_share(int src, int dst, int32_t n) override {
+        auto s = mem[src];
+        s.resize(std::min(s.size(), static_cast<size_t>(n)));
+        mem[dst] = s;
+        ++shares;
+    }
+    bool seq_trim(int seq, int32_t n) override {
+        if (!partial && n != 0) return false;
+        auto &m = mem[seq];
+        m.resize(std::min(m.size(), static_cast<size_t>(n)));
+        if (m.empty()) mem.erase(seq);
+        return true;
+    }
+    size_t seq_state_size(int seq) override { return mem[seq].size() * bytes_per_token; }
+    bool seq_save(int seq, std::vector<uint8_t> &out) override {
+        const auto &m = mem[seq];
+        out.assign(reinterpret_cast<const uint8_t *>(m.data()),
+                   reinterpret_cast<const uint8_t *>(m.data() + m.size()));
+        out.resize(m.size() * bytes_per_token);
+        return true;
+    }
+    bool seq_load(int seq, std::span<const uint8_t> data) override {
+        const size_t n = data.size() / bytes_per_token;
+        std::vector<token_id> m(n);
+        std::memcpy(m.data(), data.data(), n * sizeof(token_id));
+        mem[seq] = m;
+        ++loads;
         return true;
     }
     void seq_drop_parked(int64_t) override {}
     size_t parked_bytes() const override { return 0; }
 
     int32_t ctx = 4096, seqs = 4, batch = 64;
+    bool partial                            = true;  // attention-like memory
+    int32_t cache_seqs                      = 8;
+    bool sample_from_memory                 = false;
+    size_t capacity                         = 0;   // cells in all sequences' memory; 0: unbounded
+    static constexpr size_t bytes_per_token = 16;  // >= sizeof(token_id): saves hold the ids
+    std::map<int, std::vector<token_id>> mem;
+    std::map<int64_t, std::vector<token_id>> parked_mem;
+    int bad_positions = 0;  // a batch item whose position did not follow the memory
+    int shares = 0, loads = 0;
     int decode_sleep_us = 0;  // makes ticks take time, so sessions can arrive mid-run
     std::map<token_id, std::string> pieces;
     std::vector<std::vector<batch_item>> calls;

@@ -1,0 +1,331 @@
+#include "cache/disk_store.h"
+
+#include <openssl/evp.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "util/log.h"
+
+namespace sf::cache {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char k_magic[4]       = {'S', 'F', 'P', 'C'};
+constexpr uint32_t k_version    = 1;
+constexpr size_t k_header_bytes = 4 + 4 + 4 + 8;
+constexpr size_t k_digest_bytes = 32;
+constexpr const char *k_ext     = ".sfpc";
+
+struct sha256 {
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    sha256() { EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr); }
+    ~sha256() { EVP_MD_CTX_free(ctx); }
+    void add(const void *p, size_t n) { EVP_DigestUpdate(ctx, p, n); }
+    std::vector<uint8_t> done() {
+        std::vector<uint8_t> md(EVP_MAX_MD_SIZE);
+        unsigned len = 0;
+        EVP_DigestFinal_ex(ctx, md.data(), &len);
+        md.resize(len);
+        return md;
+    }
+};
+
+std::string hex(const std::vector<uint8_t> &b, size_t n) {
+    static const char *d = "0123456789abcdef";
+    std::string s;
+    for (size_t i = 0; i < std::min(n, b.size()); ++i) {
+        s += d[b[i] >> 4];
+        s += d[b[i] & 15];
+    }
+    return s;
+}
+
+std::string name_of(std::span<const token_id> tokens) {
+    sha256 h;
+    h.add(tokens.data(), tokens.size_bytes());
+    return hex(h.done(), 32) + k_ext;
+}
+
+// Reads the header and token ids of an entry file; false when they are not well formed.
+bool read_header(const std::string &path, std::vector<token_id> &tokens, uint64_t &payload,
+                 int64_t &file_bytes) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return false;
+    char hdr[k_header_bytes];
+    if (!f.read(hdr, sizeof hdr) || std::memcmp(hdr, k_magic, 4) != 0) return false;
+    uint32_t version = 0, n = 0;
+    std::memcpy(&version, hdr + 4, 4);
+    std::memcpy(&n, hdr + 8, 4);
+    std::memcpy(&payload, hdr + 12, 8);
+    if (version != k_version || n == 0 || n > (1u << 24)) return false;
+    tokens.resize(n);
+    if (!f.read(reinterpret_cast<char *>(tokens.data()), n * sizeof(token_id))) return false;
+    std::error_code ec;
+    file_bytes = static_cast<int64_t>(fs::file_size(path, ec));
+    return !ec && static_cast<uint64_t>(file_bytes) ==
+                      k_header_bytes + n * sizeof(token_id) + payload + k_digest_bytes;
+}
+
+}  // namespace
+
+std::string model_fingerprint(const std::string &model_path) {
+    std::ifstream f(model_path, std::ios::binary);
+    std::error_code ec;
+    const uint64_t size = fs::file_size(model_path, ec);
+    if (!f || ec) return {};
+    sha256 h;
+    h.add(&size, sizeof size);
+    std::vector<char> buf;
+    auto take = [&](uint64_t off, uint64_t n) {
+        if (off >= size) return;
+        n = std::min(n, size - off);
+        buf.resize(n);
+        f.seekg(static_cast<std::streamoff>(off));
+        f.read(buf.data(), static_cast<std::streamsize>(n));
+        h.add(buf.data(), static_cast<size_t>(f.gcount()));
+        f.clear();
+    };
+    constexpr uint64_t edge = 4 << 20, block = 64 << 10, samples = 64;
+    take(0, edge);
+    for (uint64_t i = 1; i < samples; ++i) take(size / samples * i, block);
+    take(size > edge ? size - edge : 0, edge);
+    return hex(h.done(), 16);
+}
+
+disk_store::disk_store(std::string dir, const std::string &fingerprint, int64_t max_bytes)
+    : dir_(std::move(dir) + "/" + fingerprint), max_bytes_(max_bytes) {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    if (ec) SF_LOG_WARN("cache", "cannot create %s: %s", dir_.c_str(), ec.message().c_str());
+    std::vector<std::pair<fs::file_time_type, int64_t>> by_time;
+    for (const auto &de : fs::directory_iterator(dir_, ec)) {
+        const std::string path = de.path().string();
+        if (de.path().extension() != k_ext) {
+            // A temporary file of an interrupted write.
+            if (path.find(".tmp.") != std::string::npos) fs::remove(path, ec);
+            continue;
+        }
+        std::vector<token_id> tokens;
+        uint64_t payload = 0;
+        int64_t bytes    = 0;
+        if (!read_header(path, tokens, payload, bytes) ||
+            de.path().filename().string() != name_of(tokens)) {
+            SF_LOG_WARN("cache", "discarding corrupt prefix cache entry %s", path.c_str());
+            fs::remove(path, ec);
+            stats_.corrupt++;
+            continue;
+        }
+        const int64_t id                        = next_id_++;
+        entries_[id]                            = {path, bytes, 0, true};
+        by_name_[de.path().filename().string()] = id;
+        index_.insert(id, tokens);
+        stats_.bytes += bytes;
+        by_time.push_back({fs::last_write_time(path, ec), id});
+    }
+    // Oldest first in the LRU order.
+    std::sort(by_time.begin(), by_time.end());
+    for (auto &[t, id] : by_time) entries_[id].last_used = ++clock_;
+    stats_.entries = static_cast<int64_t>(entries_.size());
+    if (!entries_.empty())
+        SF_LOG_INFO("cache", "disk tier %s: %lld entries, %lld bytes", dir_.c_str(),
+                    static_cast<long long>(stats_.entries), static_cast<long long>(stats_.bytes));
+    writer_ = std::thread([this] { writer_loop(); });
+}
+
+disk_store::~disk_store() {
+    {
+        std::lock_guard lk(mu_);
+        stopping_ = true;
+    }
+    cv_.notify_all();
+    if (writer_.joinable()) writer_.join();
+}
+
+radix_tree::match disk_store::find(std::span<const token_id> prompt, int32_t max_len) const {
+    std::lock_guard lk(mu_);
+    return index_.find(prompt, max_len);
+}
+
+std::vector<token_id> disk_store::tokens(int64_t id) const {
+    std::lock_guard lk(mu_);
+    auto t = index_.tokens(id);
+    return {t.begin(), t.end()};
+}
+
+bool disk_store::has(std::span<const token_id> tokens) const {
+    std::lock_guard lk(mu_);
+    return by_name_.count(name_of(tokens)) != 0;
+}
+
+void disk_store::remove_locked(int64_t id, bool corrupt) {
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return;
+    std::error_code ec;
+    fs::remove(it->second.path, ec);
+    stats_.bytes -= it->second.bytes;
+    by_name_.erase(fs::path(it->second.path).filename().string());
+    index_.erase(id);
+    entries_.erase(it);
+    stats_.entries = static_cast<int64_t>(entries_.size());
+    if (corrupt) stats_.corrupt++;
+}
+
+bool disk_store::load(int64_t id, std::vector<uint8_t> &out) {
+    std::string path;
+    {
+        std::lock_guard lk(mu_);
+        auto it = entries_.find(id);
+        if (it == entries_.end() || !it->second.written) return false;
+        it->second.last_used = ++clock_;
+        path                 = it->second.path;
+    }
+    std::vector<token_id> tokens;
+    uint64_t payload = 0;
+    int64_t bytes    = 0;
+    bool ok          = read_header(path, tokens, payload, bytes);
+    if (ok) {
+        std::ifstream f(path, std::ios::binary);
+        std::vector<char> all(static_cast<size_t>(bytes));
+        ok = static_cast<bool>(f.read(all.data(), bytes));
+        if (ok) {
+            sha256 h;
+            h.add(all.data(), all.size() - k_digest_bytes);
+            auto md = h.done();
+            ok      = md.size() == k_digest_bytes &&
+                 std::memcmp(md.data(), all.data() + all.size() - k_digest_bytes, md.size()) == 0;
+            if (ok) {
+                const size_t off = k_header_bytes + tokens.size() * sizeof(token_id);
+                out.assign(all.begin() + static_cast<std::ptrdiff_t>(off),
+                           all.begin() + static_cast<std::ptrdiff_t>(off + payload));
+            }
+        }
+    }
+    std::lock_guard lk(mu_);
+    if (!ok) {
+        SF_LOG_WARN("cache", "discarding corrupt prefix cache entry %s (checksum or size)",
+                    path.c_str());
+        remove_locked(id, true);
+        return false;
+    }
+    std::error_code ec;
+    fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // LRU across restarts
+    stats_.loads++;
+    return true;
+}
+
+void disk_store::store(std::span<const token_id> tokens, std::vector<uint8_t> payload) {
+    if (tokens.empty() || payload.empty() || max_bytes_ <= 0) return;
+    {
+        std::lock_guard lk(mu_);
+        const std::string name = name_of(tokens);
+        if (by_name_.count(name)) return;
+        const int64_t id    = next_id_++;
+        const int64_t bytes = static_cast<int64_t>(k_header_bytes + tokens.size_bytes() +
+                                                   payload.size() + k_digest_bytes);
+        if (bytes > max_bytes_) return;
+        entries_[id]   = {dir_ + "/" + name, bytes, ++clock_, false};
+        by_name_[name] = id;
+        index_.insert(id, tokens);
+        queue_.push_back({id, {tokens.begin(), tokens.end()}, std::move(payload)});
+    }
+    cv_.notify_all();
+}
+
+void disk_store::flush() {
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] { return queue_.empty() && !busy_; });
+}
+
+disk_stats disk_store::stats() const {
+    std::lock_guard lk(mu_);
+    return stats_;
+}
+
+void disk_store::enforce_bound_locked() {
+    while (stats_.bytes > max_bytes_) {
+        int64_t victim = -1;
+        for (const auto &[id, e] : entries_) {
+            if (!e.written) continue;
+            if (victim < 0 || e.last_used < entries_[victim].last_used) victim = id;
+        }
+        if (victim < 0) break;
+        remove_locked(victim, false);
+        stats_.evicted++;
+    }
+}
+
+void disk_store::writer_loop() {
+    std::unique_lock lk(mu_);
+    for (;;) {
+        cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) break;  // stopping, nothing left
+        job j = std::move(queue_.front());
+        queue_.pop_front();
+        busy_   = true;
+        auto it = entries_.find(j.id);
+        if (it == entries_.end()) {
+            busy_ = false;
+            continue;
+        }
+        const std::string path = it->second.path;
+        lk.unlock();
+        // Header, tokens, payload, then the checksum of all three.
+        std::string hdr(k_header_bytes, '\0');
+        const auto n     = static_cast<uint32_t>(j.tokens.size());
+        const uint64_t p = j.payload.size();
+        std::memcpy(hdr.data(), k_magic, 4);
+        std::memcpy(hdr.data() + 4, &k_version, 4);
+        std::memcpy(hdr.data() + 8, &n, 4);
+        std::memcpy(hdr.data() + 12, &p, 8);
+        sha256 h;
+        h.add(hdr.data(), hdr.size());
+        h.add(j.tokens.data(), j.tokens.size() * sizeof(token_id));
+        h.add(j.payload.data(), j.payload.size());
+        const auto md         = h.done();
+        const std::string tmp = path + ".tmp." + std::to_string(j.id);
+        bool ok               = false;
+        {
+            std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+            f.write(hdr.data(), static_cast<std::streamsize>(hdr.size()));
+            f.write(reinterpret_cast<const char *>(j.tokens.data()),
+                    static_cast<std::streamsize>(j.tokens.size() * sizeof(token_id)));
+            f.write(reinterpret_cast<const char *>(j.payload.data()),
+                    static_cast<std::streamsize>(j.payload.size()));
+            f.write(reinterpret_cast<const char *>(md.data()),
+                    static_cast<std::streamsize>(md.size()));
+            f.flush();
+            ok = static_cast<bool>(f);
+        }
+        std::error_code ec;
+        if (ok) fs::rename(tmp, path, ec);
+        if (!ok || ec) {
+            fs::remove(tmp, ec);
+            SF_LOG_WARN("cache", "cannot write prefix cache entry %s", path.c_str());
+        }
+        lk.lock();
+        busy_ = false;
+        it    = entries_.find(j.id);
+        if (it != entries_.end()) {
+            if (!ok) {
+                by_name_.erase(fs::path(path).filename().string());
+                index_.erase(j.id);
+                entries_.erase(it);
+            } else {
+                it->second.written = true;
+                stats_.bytes += it->second.bytes;
+                stats_.entries = static_cast<int64_t>(entries_.size());
+                stats_.writes++;
+                enforce_bound_locked();
+            }
+        }
+        cv_.notify_all();
+    }
+}
+
+}  // namespace sf::cache

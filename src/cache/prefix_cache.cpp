@@ -1,0 +1,289 @@
+#include "cache/prefix_cache.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/log.h"
+
+namespace sf::cache {
+
+namespace {
+
+// Weight of sharing in the eviction score, in cache uses (see prefix_cache.h).
+constexpr double k_share_weight = 32.0;
+
+int32_t common_prefix(std::span<const token_id> a, std::span<const token_id> b, int32_t max_len) {
+    const size_t n = std::min({a.size(), b.size(), static_cast<size_t>(std::max(max_len, 0))});
+    size_t i       = 0;
+    while (i < n && a[i] == b[i]) ++i;
+    return static_cast<int32_t>(i);
+}
+
+}  // namespace
+
+prefix_cache::prefix_cache(engine_i &engine, cache_options opts)
+    : engine_(engine), opts_(std::move(opts)), partial_(engine.partial_prefixes()) {
+    if (partial_) {
+        for (int i = engine.n_cache_seqs() - 1; i >= 0; --i)
+            free_seqs_.push_back(engine.n_seq_max() + i);
+    }
+    if (enabled() && !opts_.disk_dir.empty() && opts_.disk_bytes > 0 &&
+        !opts_.model_fingerprint.empty()) {
+        disk_ =
+            std::make_unique<disk_store>(opts_.disk_dir, opts_.model_fingerprint, opts_.disk_bytes);
+    }
+    stats_.ram_budget = opts_.ram_bytes;
+    SF_LOG_INFO("cache", "prefix cache: %s, %lld MiB in memory, disk tier %s",
+                !enabled() ? "off"
+                : partial_ ? "shared KV prefixes"
+                           : "state snapshots at message boundaries",
+                static_cast<long long>(opts_.ram_bytes >> 20),
+                disk_ ? disk_->dir().c_str() : "off");
+}
+
+prefix_cache::~prefix_cache() = default;
+
+int32_t prefix_cache::peek(std::span<const token_id> prompt, int32_t max_len,
+                           const std::vector<live_source> &live) const {
+    if (!enabled()) return 0;
+    auto m       = tree_.find(prompt, max_len);
+    int32_t best = partial_ ? m.shared : m.whole;
+    if (partial_) {
+        for (const auto &l : live) best = std::max(best, common_prefix(prompt, l.tokens, max_len));
+    }
+    if (disk_) {
+        auto d = disk_->find(prompt, max_len);
+        best   = std::max(best, partial_ ? d.shared : d.whole);
+    }
+    return best;
+}
+
+int32_t prefix_cache::attach(int seq, std::span<const token_id> prompt, int32_t max_len,
+                             const std::vector<live_source> &live) {
+    {
+        std::lock_guard lk(stats_mu_);
+        stats_.lookups++;
+        stats_.prompt_tokens += prompt.size();
+    }
+    if (!enabled()) return 0;
+    // Best source in memory: an entry, or (KV mode) a live sequence.
+    auto m            = tree_.find(prompt, max_len);
+    int32_t mem_n     = partial_ ? m.shared : m.whole;
+    int64_t mem_entry = partial_ ? m.shared_entry : m.whole_entry;
+    int live_seq      = -1;
+    if (partial_) {
+        for (const auto &l : live) {
+            const int32_t n = common_prefix(prompt, l.tokens, max_len);
+            if (n > mem_n) mem_n = n, live_seq = l.seq, mem_entry = -1;
+        }
+    }
+    int32_t n = 0;
+    if (disk_) {
+        auto d            = disk_->find(prompt, max_len);
+        const int32_t dn  = partial_ ? d.shared : d.whole;
+        const int64_t did = partial_ ? d.shared_entry : d.whole_entry;
+        if (dn > mem_n && did >= 0 && load_from_disk(seq, did, dn)) n = dn;
+    }
+    bool from_memory = false;
+    if (n == 0 && mem_n > 0) {
+        if (live_seq >= 0) {
+            engine_.seq_share(live_seq, seq, mem_n);
+            n = mem_n;
+        } else if (auto it = entries_.find(mem_entry); it != entries_.end()) {
+            if (partial_) {
+                engine_.seq_share(it->second.cache_seq, seq, mem_n);
+                n = mem_n;
+            } else if (engine_.seq_load(seq, it->second.snapshot)) {
+                n = mem_n;
+            }
+            if (n > 0) {
+                it->second.hits++;
+                touch(mem_entry);
+            }
+        }
+        from_memory = n > 0;
+    }
+    if (from_memory) write_to_disk(seq, prompt.first(static_cast<size_t>(n)));
+    {
+        std::lock_guard lk(stats_mu_);
+        if (n > 0) stats_.hits++;
+        stats_.cached_tokens += static_cast<uint64_t>(n);
+    }
+    return n;
+}
+
+bool prefix_cache::load_from_disk(int seq, int64_t disk_id, int32_t n) {
+    std::vector<uint8_t> blob;
+    if (!disk_->load(disk_id, blob)) return false;
+    if (!engine_.seq_load(seq, blob)) {
+        SF_LOG_WARN("cache", "the engine refused a prefix state from disk; prefilling instead");
+        return false;
+    }
+    const auto tokens = disk_->tokens(disk_id);
+    if (partial_) {
+        if (n < static_cast<int32_t>(tokens.size()) && !engine_.seq_trim(seq, n)) {
+            engine_.seq_trim(seq, 0);
+            return false;
+        }
+    } else {
+        // A snapshot read from disk is hot again: keep it in memory too.
+        entry e;
+        e.bytes          = static_cast<int64_t>(blob.size());
+        e.snapshot       = std::move(blob);
+        e.hits           = 1;
+        const int64_t id = add(tokens, std::move(e));
+        enforce_budget(id);
+    }
+    return true;
+}
+
+// A prefix reused by a second sequence is hot: worth surviving a restart.
+void prefix_cache::write_to_disk(int seq, std::span<const token_id> tokens) {
+    if (!disk_ || static_cast<int32_t>(tokens.size()) < opts_.min_disk_tokens || disk_->has(tokens))
+        return;
+    std::vector<uint8_t> blob;
+    if (partial_) {
+        if (!engine_.seq_save(seq, blob)) return;  // seq holds exactly `tokens` now
+    } else {
+        auto m  = tree_.find(tokens, static_cast<int32_t>(tokens.size()));
+        auto it = entries_.find(m.whole_entry);
+        if (m.whole != static_cast<int32_t>(tokens.size()) || it == entries_.end()) return;
+        blob = it->second.snapshot;
+    }
+    disk_->store(tokens, std::move(blob));
+}
+
+void prefix_cache::snapshot(int seq, std::span<const token_id> tokens) {
+    if (!enabled() || tokens.empty()) return;
+    const auto len = static_cast<int32_t>(tokens.size());
+    auto m         = tree_.find(tokens, len);
+    if (m.whole == len) {
+        touch(m.whole_entry);
+        return;
+    }
+    entry e;
+    if (!engine_.seq_save(seq, e.snapshot)) return;
+    e.bytes          = static_cast<int64_t>(e.snapshot.size());
+    const int64_t id = add(tokens, std::move(e));
+    enforce_budget(id);
+}
+
+void prefix_cache::retain(int seq, std::span<const token_id> tokens) {
+    if (!enabled() || tokens.empty()) return;
+    if (!partial_) {
+        snapshot(seq, tokens);
+        return;
+    }
+    const auto len = static_cast<int32_t>(tokens.size());
+    auto m         = tree_.find(tokens, len);
+    if (m.shared == len) {
+        touch(m.shared_entry);  // an entry already holds all of it
+        return;
+    }
+    if (free_seqs_.empty()) {
+        int64_t v = victim(-1, true);
+        if (v >= 0) remove(v);
+    }
+    if (free_seqs_.empty()) return;
+    entry e;
+    e.cache_seq = free_seqs_.back();
+    free_seqs_.pop_back();
+    engine_.seq_share(seq, e.cache_seq, len);
+    e.bytes = static_cast<int64_t>(engine_.seq_state_size(e.cache_seq));
+    // Entries that are whole a prefix of this one are redundant now.
+    for (;;) {
+        auto w = tree_.find(tokens, len);
+        if (w.whole_entry < 0) break;
+        e.hits += entries_[w.whole_entry].hits;
+        remove(w.whole_entry);
+    }
+    const int64_t id = add(tokens, std::move(e));
+    enforce_budget(id);
+}
+
+int64_t prefix_cache::add(std::span<const token_id> tokens, entry e) {
+    const int64_t id = next_id_++;
+    e.last_used      = ++clock_;
+    bytes_ += e.bytes;
+    tree_.insert(id, tokens);
+    entries_.emplace(id, std::move(e));
+    publish();
+    return id;
+}
+
+void prefix_cache::remove(int64_t id) {
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return;
+    if (it->second.cache_seq >= 0) {
+        engine_.seq_trim(it->second.cache_seq, 0);
+        free_seqs_.push_back(it->second.cache_seq);
+    }
+    bytes_ -= it->second.bytes;
+    tree_.erase(id);
+    entries_.erase(it);
+    publish();
+}
+
+void prefix_cache::touch(int64_t id) {
+    auto it = entries_.find(id);
+    if (it != entries_.end()) it->second.last_used = ++clock_;
+}
+
+int64_t prefix_cache::victim(int64_t keep, bool kv_only) const {
+    int64_t best    = -1;
+    double best_val = 0;
+    for (const auto &[id, e] : entries_) {
+        if (id == keep || (kv_only && e.cache_seq < 0)) continue;
+        const double v =
+            static_cast<double>(e.last_used) + k_share_weight * std::log2(1.0 + e.hits);
+        if (best < 0 || v < best_val) best = id, best_val = v;
+    }
+    return best;
+}
+
+void prefix_cache::enforce_budget(int64_t keep) {
+    uint64_t evicted = 0;
+    while (bytes_ > opts_.ram_bytes && !entries_.empty()) {
+        // The newest entry goes last, and only when it alone exceeds the budget.
+        int64_t v = victim(keep, false);
+        if (v < 0) v = keep;
+        remove(v);
+        ++evicted;
+    }
+    if (evicted) {
+        std::lock_guard lk(stats_mu_);
+        stats_.evictions += evicted;
+    }
+}
+
+bool prefix_cache::evict_for_decode() {
+    size_t kv = 0;
+    for (const auto &[id, e] : entries_) kv += e.cache_seq >= 0;
+    if (kv == 0) return false;
+    for (size_t n = (kv + 1) / 2; n > 0; --n) remove(victim(-1, true));
+    std::lock_guard lk(stats_mu_);
+    stats_.evictions += (kv + 1) / 2;
+    return true;
+}
+
+void prefix_cache::publish() {
+    std::lock_guard lk(stats_mu_);
+    stats_.ram_bytes = bytes_;
+    stats_.entries   = static_cast<int64_t>(entries_.size());
+}
+
+cache_stats prefix_cache::stats() const {
+    cache_stats s;
+    {
+        std::lock_guard lk(stats_mu_);
+        s = stats_;
+    }
+    if (disk_) s.disk = disk_->stats();
+    return s;
+}
+
+void prefix_cache::flush() {
+    if (disk_) disk_->flush();
+}
+
+}  // namespace sf::cache

@@ -1,0 +1,139 @@
+// The prefix cache: prompt prefixes whose model state was already computed, reused by later
+// sequences so that only the rest of their prompt is prefilled. Shared across requests and
+// clients; owned by the worker, driven by the scheduler's tick thread.
+//
+// Two kinds of entries, after what the engine's memory allows (engine_i::partial_prefixes):
+// * Attention-only models: a finished sequence's KV cells stay in the KV cache under a
+//   cache-owned sequence id (engine_i::n_cache_seqs) instead of being freed. A new sequence
+//   gets the longest common prefix with any entry, or with a live sequence, by tagging the
+//   same cells for it (engine_i::seq_share, llama_memory_seq_cp): shared, not copied.
+// * Recurrent and hybrid models: their state cannot be cut back, so the cache holds host
+//   snapshots (engine_i::seq_save) taken at message boundaries of the rendered chat (end of
+//   the system prompt, of each earlier turn; scheduler decodes up to them exactly), at the
+//   end of the prompt but one token, and at the end of each finished sequence (the next turn
+//   of the conversation extends it). A new sequence restores the longest snapshot that is
+//   whole a prefix of its prompt.
+// Both are indexed by a radix tree over token ids (radix_tree.h).
+//
+// Budget: entries' bytes (KV bytes of a kept sequence as llama_state_seq_get_size counts
+// them, or a snapshot's size) stay within `ram_bytes`; live sequences are never touched. The
+// victim is the entry with the lowest score last_use + 32 × log2(1 + hits) on a clock that
+// ticks once per cache use: least recently used, with a prefix shared by many sequences
+// living as long as one used up to 32·log2(1+hits) uses more recently.
+//
+// Disk tier (disk_store.h): a prefix reused by a second sequence is hot; its state is written
+// to disk, and a sequence whose prompt a disk entry serves better than memory loads it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cache/disk_store.h"
+#include "cache/radix_tree.h"
+#include "engine/engine.h"
+
+namespace sf::cache {
+
+struct cache_options {
+    int64_t ram_bytes = int64_t(4096) << 20;   // 0: no cache at all (every prompt prefilled)
+    std::string disk_dir;                      // "" : no disk tier
+    int64_t disk_bytes = int64_t(8192) << 20;  // bound of the disk tier's files
+    std::string model_fingerprint;             // names the disk tier's subdirectory
+    int32_t min_disk_tokens = 32;              // shorter prefixes are not worth a file
+};
+
+/** Counters for /metrics. */
+struct cache_stats {
+    uint64_t lookups       = 0;  // sequences that asked
+    uint64_t hits          = 0;  // ... and reused at least one token
+    uint64_t prompt_tokens = 0;  // tokens of their prompts
+    uint64_t cached_tokens = 0;  // tokens reused instead of prefilled
+    int64_t ram_bytes      = 0;  // bytes held by entries
+    int64_t ram_budget     = 0;
+    int64_t entries        = 0;
+    uint64_t evictions     = 0;
+    disk_stats disk;
+};
+
+/** A live sequence whose memory holds `tokens` (positions 0..size-1). */
+struct live_source {
+    int seq = 0;
+    std::span<const token_id> tokens;
+};
+
+class prefix_cache {
+  public:
+    /** `engine` must outlive the cache. */
+    prefix_cache(engine_i &engine, cache_options opts);
+    ~prefix_cache();
+
+    bool enabled() const { return opts_.ram_bytes > 0; }
+    /** True when prefixes are shared partially (attention KV), false for snapshots. */
+    bool partial() const { return partial_; }
+
+    /**
+     * Tokens of `prompt` (at most `max_len`) that attach() would reuse now. Tick thread.
+     */
+    int32_t peek(std::span<const token_id> prompt, int32_t max_len,
+                 const std::vector<live_source> &live) const;
+    /**
+     * Loads the longest reusable prefix of `prompt` (at most `max_len` tokens) into the empty
+     * live sequence `seq`; returns its length (0: nothing reused). Counts the lookup.
+     */
+    int32_t attach(int seq, std::span<const token_id> prompt, int32_t max_len,
+                   const std::vector<live_source> &live);
+    /** Snapshot mode: live `seq` holds exactly `tokens`; keeps a snapshot of it. */
+    void snapshot(int seq, std::span<const token_id> tokens);
+    /**
+     * The live sequence `seq` (memory holding `tokens`) ends: keeps its state as an entry,
+     * before the caller frees the sequence.
+     */
+    void retain(int seq, std::span<const token_id> tokens);
+    /**
+     * The engine found no room for a batch: frees about half of the KV cells the cache holds.
+     * False when it holds none (then the lack of room is the live sequences' own).
+     */
+    bool evict_for_decode();
+    /** Thread-safe. */
+    cache_stats stats() const;
+    /** Waits for queued disk writes (tests, shutdown). */
+    void flush();
+
+  private:
+    struct entry {
+        int cache_seq = -1;  // KV mode: the sequence id holding the cells
+        std::vector<uint8_t> snapshot;
+        int64_t bytes      = 0;
+        uint64_t last_used = 0;
+        uint32_t hits      = 0;
+    };
+    int64_t add(std::span<const token_id> tokens, entry e);
+    void remove(int64_t id);
+    void enforce_budget(int64_t keep = -1);
+    int64_t victim(int64_t keep, bool kv_only) const;
+    void touch(int64_t id);
+    void write_to_disk(int seq, std::span<const token_id> tokens);
+    bool load_from_disk(int seq, int64_t disk_id, int32_t n);
+    void publish();
+
+    engine_i &engine_;
+    cache_options opts_;
+    bool partial_ = false;
+    radix_tree tree_;
+    std::map<int64_t, entry> entries_;
+    std::vector<int> free_seqs_;
+    int64_t next_id_ = 1;
+    uint64_t clock_  = 0;
+    int64_t bytes_   = 0;
+    std::unique_ptr<disk_store> disk_;
+
+    mutable std::mutex stats_mu_;
+    cache_stats stats_;
+};
+
+}  // namespace sf::cache

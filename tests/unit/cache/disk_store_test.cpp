@@ -1,0 +1,83 @@
+#include "cache/disk_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+using sf::token_id;
+using sf::cache::disk_store;
+
+namespace {
+
+struct DiskStore : ::testing::Test {
+    fs::path dir = fs::temp_directory_path() /
+                   ("sf-disk-test-" + std::to_string(getpid()) + "-" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    void SetUp() override { fs::remove_all(dir); }
+    void TearDown() override { fs::remove_all(dir); }
+};
+
+std::vector<token_id> toks(int n, int base) {
+    std::vector<token_id> t(n);
+    for (int i = 0; i < n; ++i) t[i] = base + i;
+    return t;
+}
+
+}  // namespace
+
+TEST_F(DiskStore, EntriesSurviveReopeningAndLoadWithTheirPayload) {
+    {
+        disk_store d(dir.string(), "model-a", 1 << 20);
+        d.store(toks(40, 1), std::vector<uint8_t>(1000, 7));
+        d.flush();
+        EXPECT_EQ(d.stats().entries, 1);
+        EXPECT_EQ(d.stats().writes, 1u);
+    }
+    disk_store d(dir.string(), "model-a", 1 << 20);
+    auto p = toks(50, 1);
+    auto m = d.find(p, 49);
+    EXPECT_EQ(m.whole, 40);
+    std::vector<uint8_t> out;
+    ASSERT_TRUE(d.load(m.whole_entry, out));
+    EXPECT_EQ(out, std::vector<uint8_t>(1000, 7));
+    // Another model's directory does not see it.
+    disk_store other(dir.string(), "model-b", 1 << 20);
+    EXPECT_EQ(other.find(p, 49).whole, 0);
+}
+
+TEST_F(DiskStore, CorruptEntryIsDiscardedNeverLoaded) {
+    {
+        disk_store d(dir.string(), "m", 1 << 20);
+        d.store(toks(40, 1), std::vector<uint8_t>(1000, 7));
+        d.flush();
+    }
+    // Flip a payload byte: the header still parses, the checksum does not match.
+    for (const auto &e : fs::directory_iterator(dir / "m")) {
+        std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(fs::file_size(e.path()) - 100));
+        f.put('X');
+    }
+    disk_store d(dir.string(), "m", 1 << 20);
+    auto m = d.find(toks(41, 1), 41);
+    ASSERT_EQ(m.whole, 40);
+    std::vector<uint8_t> out;
+    EXPECT_FALSE(d.load(m.whole_entry, out));
+    EXPECT_EQ(d.stats().corrupt, 1u);
+    EXPECT_EQ(d.find(toks(41, 1), 41).whole, 0);  // gone from the index
+    EXPECT_TRUE(fs::is_empty(dir / "m"));         // and from disk
+}
+
+TEST_F(DiskStore, StaysWithinItsSizeBound) {
+    disk_store d(dir.string(), "m", 5000);
+    for (int i = 0; i < 10; ++i) {
+        d.store(toks(40, 1000 * i), std::vector<uint8_t>(1500, 1));
+        d.flush();
+        EXPECT_LE(d.stats().bytes, 5000);
+    }
+    EXPECT_GT(d.stats().evicted, 0u);
+    // The newest survives.
+    EXPECT_EQ(d.find(toks(40, 9000), 40).whole, 40);
+}

@@ -1,0 +1,193 @@
+// The scheduler with a prefix cache over the fake engine, whose memory is the list of tokens
+// each sequence holds: what was reused, what was decoded, and that the output is the same.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "cache/prefix_cache.h"
+#include "fake_engine.h"
+#include "scheduler/scheduler.h"
+
+using namespace std::chrono_literals;
+using sf::session_event;
+using sf::token_id;
+
+namespace {
+
+std::vector<token_id> prompt_of(int shared, int distinct, int salt) {
+    std::vector<token_id> p(shared + distinct);
+    std::iota(p.begin(), p.begin() + shared, 100);
+    for (int i = 0; i < distinct; ++i) p[shared + i] = 5000 + salt * 100 + i;
+    return p;
+}
+
+struct run_result {
+    std::vector<token_id> tokens;
+    int32_t cached = 0;
+};
+
+std::shared_ptr<sf::event_channel> submit(sf::scheduler &s, std::vector<token_id> prompt,
+                                          std::vector<int32_t> boundaries = {}) {
+    auto ch = std::make_shared<sf::event_channel>();
+    sf::sequence_request r;
+    r.session_id          = "s";
+    r.prompt              = std::move(prompt);
+    r.boundaries          = std::move(boundaries);
+    r.sampling.max_tokens = 4;
+    r.channel             = ch;
+    s.submit(std::move(r));
+    return ch;
+}
+
+run_result drain(sf::event_channel &ch) {
+    run_result r;
+    session_event ev;
+    while (ch.pop(ev, 5s)) {
+        if (ev.type == session_event::kind::FINISHED) {
+            r.cached = ev.cached_tokens;
+            break;
+        }
+        r.tokens.push_back(ev.token);
+    }
+    return r;
+}
+
+size_t decoded_tokens(const sf::test::fake_engine &e) {
+    size_t n = 0;
+    for (const auto &c : e.calls)
+        for (const auto &it : c) n += it.tokens.size();
+    return n;
+}
+
+struct fixture {
+    sf::test::fake_engine eng;
+    std::unique_ptr<sf::cache::prefix_cache> cache;
+    std::unique_ptr<sf::scheduler> sched;
+    explicit fixture(bool partial, int64_t ram = 1 << 20) {
+        eng.partial            = partial;
+        eng.sample_from_memory = true;
+        sf::cache::cache_options co;
+        co.ram_bytes = ram;
+        cache        = std::make_unique<sf::cache::prefix_cache>(eng, co);
+        sf::scheduler_options so;
+        so.planner = {64, 64};
+        so.cache   = cache.get();
+        sched      = std::make_unique<sf::scheduler>(eng, so);
+    }
+    run_result run(std::vector<token_id> p, std::vector<int32_t> b = {}) {
+        auto ch = submit(*sched, std::move(p), std::move(b));
+        return drain(*ch);
+    }
+};
+
+// The reference: the same prompt computed from scratch, no cache.
+run_result scratch(std::vector<token_id> p) {
+    fixture f(true, 0);
+    f.sched->start();
+    return f.run(std::move(p));
+}
+
+}  // namespace
+
+TEST(PrefixCache, SharedKvPrefixIsReusedAndGivesTheSameTokens) {
+    fixture f(true);
+    f.sched->start();
+    auto a = f.run(prompt_of(200, 10, 1));
+    EXPECT_EQ(a.cached, 0);
+    const size_t before = decoded_tokens(f.eng);
+    auto b              = f.run(prompt_of(200, 10, 2));
+    EXPECT_EQ(b.cached, 200);
+    // Only the distinct part and the generated tokens were decoded.
+    EXPECT_EQ(decoded_tokens(f.eng) - before, 10u + 3u);
+    EXPECT_EQ(b.tokens, scratch(prompt_of(200, 10, 2)).tokens);
+    // Identical prompt: everything but the last token.
+    auto c = f.run(prompt_of(200, 10, 2));
+    EXPECT_EQ(c.cached, 209);
+    EXPECT_EQ(c.tokens, b.tokens);
+    EXPECT_EQ(f.eng.bad_positions, 0);
+    f.sched->stop();
+    auto st = f.cache->stats();
+    EXPECT_EQ(st.lookups, 3u);
+    EXPECT_EQ(st.hits, 2u);
+    EXPECT_EQ(st.cached_tokens, 409u);
+}
+
+TEST(PrefixCache, MultiTurnContinuationReusesPromptAndAnswer) {
+    fixture f(true);
+    f.sched->start();
+    auto p1 = prompt_of(100, 5, 1);
+    auto a  = f.run(p1);
+    // Turn 2 = turn 1's prompt + its answer (the last sampled token was never decoded) + more.
+    auto p2 = p1;
+    p2.insert(p2.end(), a.tokens.begin(), a.tokens.end());
+    p2.insert(p2.end(), {7, 8, 9});
+    auto b = f.run(p2);
+    EXPECT_EQ(b.cached, static_cast<int32_t>(p1.size() + a.tokens.size() - 1));
+    EXPECT_EQ(b.tokens, scratch(p2).tokens);
+    f.sched->stop();
+}
+
+TEST(PrefixCache, SnapshotsAtMessageBoundariesOnRecurrentMemory) {
+    fixture f(false);
+    f.sched->start();
+    // Message boundaries at 50 and 120: the second prompt shares 130 tokens, but only the
+    // snapshot at 120 is reusable (a recurrent state cannot be cut back to 130).
+    auto p1 = prompt_of(130, 10, 1);
+    auto a  = f.run(p1, {50, 120});
+    EXPECT_EQ(a.cached, 0);
+    auto p2 = prompt_of(130, 10, 2);
+    auto b  = f.run(p2, {50, 120});
+    EXPECT_EQ(b.cached, 120);
+    EXPECT_EQ(b.tokens, scratch(p2).tokens);
+    // Identical prompt: the snapshot at the prompt's last token but one.
+    auto c = f.run(p2, {50, 120});
+    EXPECT_EQ(c.cached, 139);
+    EXPECT_EQ(c.tokens, b.tokens);
+    EXPECT_EQ(f.eng.shares, 0);  // never shared partially
+    EXPECT_EQ(f.eng.bad_positions, 0);
+    f.sched->stop();
+}
+
+TEST(PrefixCache, ConcurrentRequestsWaitForTheSharedPrefillInsteadOfRepeatingIt) {
+    for (bool partial : {true, false}) {
+        SCOPED_TRACE(partial ? "kv" : "snapshots");
+        fixture f(partial);
+        std::vector<std::shared_ptr<sf::event_channel>> chans;
+        for (int i = 0; i < 4; ++i) chans.push_back(submit(*f.sched, prompt_of(300, 8, i), {300}));
+        f.sched->start();
+        int32_t cached = 0;
+        for (auto &c : chans) cached += drain(*c).cached;
+        f.sched->stop();
+        EXPECT_EQ(cached, 3 * 300);
+        // The shared 300 tokens were prefilled once.
+        EXPECT_EQ(decoded_tokens(f.eng), 300u + 4 * 8 + 4 * 3);
+        EXPECT_EQ(f.eng.bad_positions, 0);
+    }
+}
+
+TEST(PrefixCache, StaysWithinItsBudgetAndEvictsForRoomToDecode) {
+    const int64_t budget = 3000;  // bytes: about 187 tokens of the fake's 16 per token
+    fixture f(true, budget);
+    f.eng.capacity = 200;  // cells in all: one cached prompt and one live one do not fit
+    f.sched->start();
+    for (int i = 0; i < 20; ++i) {
+        std::vector<token_id> p(100);
+        std::iota(p.begin(), p.end(), 10000 * (i + 1));  // 20 distinct prompts
+        f.run(p);
+        EXPECT_LE(f.cache->stats().ram_bytes, budget);
+    }
+    f.sched->stop();
+    auto st = f.cache->stats();
+    EXPECT_GT(st.evictions, 0u);
+    EXPECT_GT(st.entries, 0);
+}
+
+TEST(PrefixCache, ZeroBudgetDisablesIt) {
+    fixture f(true, 0);
+    f.sched->start();
+    f.run(prompt_of(100, 5, 1));
+    auto b = f.run(prompt_of(100, 5, 2));
+    EXPECT_EQ(b.cached, 0);
+    f.sched->stop();
+    EXPECT_EQ(f.cache->stats().entries, 0);
+}
