@@ -50,7 +50,8 @@ async function runAll(server, bodies, onProgress) {
           if (!frame.startsWith('data: ') || frame === 'data: [DONE]') continue;
           const j = JSON.parse(frame.slice(6));
           if (j.error) error = j.error;
-          const d = j.choices?.[0]?.delta?.content;
+          // The answer as the model wrote it: reasoning (Qwen3 may open a think block) + content.
+          const d = (j.choices?.[0]?.delta?.reasoning_content ?? '') + (j.choices?.[0]?.delta?.content ?? '') || undefined;
           if (d) {
             text += d;
             if (onProgress) onProgress(++received);
