@@ -336,7 +336,7 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
                     ++next_index;
                     journal_token(s, protocol::from_proto(ev.token()));
                 } else if (ev.has_finished()) {
-                    finished = true;
+                    finished         = true;
                     session_event fe = protocol::from_proto(ev.finished());
                     // Cut short by a shutdown: left unfinished in the journal, to be resumed.
                     if (shutting_down_.load() && fe.reason == finish_reason::CANCELLED) {
@@ -421,6 +421,18 @@ void session_manager::use_journal(std::unique_ptr<journal::writer> j) {
     journal_ = std::move(j);
 }
 
+// The chat parse spec is not journaled: a restored chat session gets it by rendering its
+// journaled request again on the worker (the same bytes give the same spec).
+void session_manager::restore_parse_spec(session &s, const pb::GenerateRequest &preq) {
+    if (!preq.has_chat()) return;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    ctx.set_wait_for_ready(true);
+    pb::GenerateEvent reply;
+    if (stub_->Render(&ctx, preq, &reply).ok() && reply.has_accepted())
+        s.set_parse_spec(protocol::from_proto(reply.accepted().parse()));
+}
+
 size_t session_manager::resume_journaled() {
     if (!journal_->enabled()) return 0;
     size_t n = 0;
@@ -439,6 +451,7 @@ size_t session_manager::resume_journaled() {
             continue;
         }
         for (auto &t : stored.tokens) s->add_token(std::move(t));
+        restore_parse_spec(*s, preq);
         const auto cls = protocol::from_proto(preq.priority());
         s->set_origin(cls, std::chrono::steady_clock::now());
         SF_LOG_INFO("head", "session %s: resuming after a restart at token %zu", rec.id.c_str(),
@@ -465,6 +478,7 @@ std::shared_ptr<session> session_manager::find(const std::string &id, bool *inte
     auto s = std::make_shared<session>(rec.id, rec.model, rec.prompt_tokens, rec.cached_tokens);
     s->set_api(rec.api, rec.created_ms / 1000);
     for (auto &t : stored->tokens) s->add_token(std::move(t));
+    if (pb::GenerateRequest preq; preq.ParseFromString(rec.request)) restore_parse_spec(*s, preq);
     if (stored->finish) {
         s->finish(std::move(*stored->finish));
     } else {

@@ -62,7 +62,8 @@ async function readSSE(res, onEvent) {
       }
       const j = JSON.parse(data);
       if (j.error) out.error = j.error;
-      const d = j.choices?.[0]?.delta?.content ?? j.choices?.[0]?.text;
+      // The answer as the model wrote it: reasoning (Qwen3 may open a think block) + content.
+      const d = (j.choices?.[0]?.delta?.reasoning_content ?? '') + (j.choices?.[0]?.delta?.content ?? j.choices?.[0]?.text ?? '') || undefined;
       if (d) out.text += d;
       if (id) out.ids.push(id);
       if (onEvent) onEvent({ id, data: j, out });
