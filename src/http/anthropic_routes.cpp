@@ -60,12 +60,10 @@ bool prepare(const httplib::Request &req, const std::string &body, bool count_on
         send_error(res, err);
         return false;
     }
-    if (!resolve_priority(greq.cls_from_body, priority_headers_of(req), rc.priority, greq.cls,
-                          err)) {
+    if (!apply_priority(req, rc.priority, greq, res, err)) {
         send_error(res, err);
         return false;
     }
-    res.set_header("X-Superfluid-Priority", class_name(greq.cls));
     if (!rc.model_ok(greq.model)) {
         send_error(res,
                    api_error{404, "",
