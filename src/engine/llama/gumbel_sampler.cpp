@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace sf {
 
@@ -24,45 +27,39 @@ uint64_t mix(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-// Uniform in (0, 1) from (seed, index, token): 53 random bits, never 0 or 1.
-double unit(uint64_t seed, uint32_t index, int32_t token) {
-    uint64_t h = mix(mix(seed ^ mix(index)) ^ static_cast<uint32_t>(token));
-    return (static_cast<double>(h >> 11) + 0.5) / 9007199254740992.0;
-}
-
 const char *name(const llama_sampler *) {
     return "sf-gumbel";
 }
 
-// Inverse-CDF draw with one counter-based uniform: softmax over the finite candidates, then
-// the first candidate whose running probability mass reaches u. One expf per candidate: with
-// no top-k before it (OpenAI's defaults) that is 152k of them per token for a Qwen vocabulary;
-// the Gumbel-max form this replaced needed a hash and two logs per candidate (about 4 ms a
-// token on the 2-core machine, half of a decode step).
+// Gumbel-max: argmax over the candidates of logit + G, G = -log(-log(u)), u hashed from
+// (seed, index, token id). Only per-token scores are compared, so the pick does not depend on
+// the candidates' order, and float noise in the logits (a prompt prefilled in other chunks after
+// a prefix-cache hit) changes it only when the two best scores are that close. (An inverse-CDF
+// draw was tried and dropped: on a flat distribution over 152k tokens its boundaries are ~1e-5
+// apart, closer than the accumulated noise, and cached and fresh runs diverged at once.)
+// Cost: u has 23 bits and the logs are single precision, and a candidate whose logit cannot
+// beat the best score so far even with the largest possible G (-log(-log(1 - 2^-24)) < 16.7)
+// is skipped before hashing — most of a real model's vocabulary; a random-weight test model's
+// flat logits skip little.
+constexpr float k_max_gumbel = 17.0f;
+
 void apply(llama_sampler *smpl, llama_token_data_array *cur_p) {
-    auto *ctx = static_cast<gumbel_ctx *>(smpl->ctx);
-    float max = -std::numeric_limits<float>::infinity();
-    for (size_t i = 0; i < cur_p->size; ++i) max = std::max(max, cur_p->data[i].logit);
-    if (!std::isfinite(max)) {
-        cur_p->selected = 0;
-        return;
-    }
-    double sum = 0;
-    for (size_t i = 0; i < cur_p->size; ++i) {
-        const float l = cur_p->data[i].logit;
-        // -inf: removed by an earlier stage (top-k, min-p, grammar, …).
-        const float e    = std::isfinite(l) ? std::exp(l - max) : 0.0f;
-        cur_p->data[i].p = e;
-        sum += e;
-    }
-    const double target = unit(ctx->seed, ctx->index, 0) * sum;
-    double acc          = 0;
+    auto *ctx           = static_cast<gumbel_ctx *>(smpl->ctx);
+    const uint64_t base = mix(ctx->seed ^ mix(ctx->index));
+    float best          = -std::numeric_limits<float>::infinity();
     int64_t pick        = -1;
     for (size_t i = 0; i < cur_p->size; ++i) {
-        if (cur_p->data[i].p <= 0) continue;
-        pick = static_cast<int64_t>(i);
-        acc += cur_p->data[i].p;
-        if (acc >= target) break;
+        const float logit = cur_p->data[i].logit;
+        if (!std::isfinite(logit)) continue;  // removed by an earlier stage (top-k, grammar, …)
+        if (logit + k_max_gumbel <= best) continue;
+        const uint64_t h = mix(base ^ static_cast<uint32_t>(cur_p->data[i].id));
+        // In (0, 1): 2^-24 .. 1 - 2^-24, both exact in float.
+        const float u     = (static_cast<float>(h >> 41) + 0.5f) * (1.0f / 8388608.0f);
+        const float score = logit - std::log(-std::log(u));
+        if (score > best) {
+            best = score;
+            pick = static_cast<int64_t>(i);
+        }
     }
     cur_p->selected = pick < 0 ? 0 : pick;
 }
