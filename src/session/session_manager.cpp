@@ -138,6 +138,7 @@ pb::GenerateRequest session_manager::to_proto(const generate_request &req,
     out.set_priority(protocol::to_proto(req.cls));
     for (token_id t : req.prefix_tokens) out.add_prefix_tokens(t);
     out.set_want_prompt_tokens(req.want_prompt_tokens);
+    out.set_client_meta(req.client_meta);
     return out;
 }
 
@@ -191,6 +192,7 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
                                              : "openai.completion";
     const int64_t now_ms  = unix_ms();
     s->set_api(api, now_ms / 1000);
+    s->set_client_meta(req.client_meta);
     if (req.want_prompt_tokens)
         s->set_prompt_token_ids({acc.prompt_token_ids().begin(), acc.prompt_token_ids().end()});
     s->set_parse_spec(protocol::from_proto(acc.parse()));
@@ -451,6 +453,7 @@ size_t session_manager::resume_journaled() {
             continue;
         }
         for (auto &t : stored.tokens) s->add_token(std::move(t));
+        s->set_client_meta(preq.client_meta());
         restore_parse_spec(*s, preq);
         const auto cls = protocol::from_proto(preq.priority());
         s->set_origin(cls, std::chrono::steady_clock::now());
@@ -478,7 +481,10 @@ std::shared_ptr<session> session_manager::find(const std::string &id, bool *inte
     auto s = std::make_shared<session>(rec.id, rec.model, rec.prompt_tokens, rec.cached_tokens);
     s->set_api(rec.api, rec.created_ms / 1000);
     for (auto &t : stored->tokens) s->add_token(std::move(t));
-    if (pb::GenerateRequest preq; preq.ParseFromString(rec.request)) restore_parse_spec(*s, preq);
+    if (pb::GenerateRequest preq; preq.ParseFromString(rec.request)) {
+        s->set_client_meta(preq.client_meta());
+        restore_parse_spec(*s, preq);
+    }
     if (stored->finish) {
         s->finish(std::move(*stored->finish));
     } else {

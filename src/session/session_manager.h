@@ -66,6 +66,8 @@ class session_manager {
      */
     void shutdown_sessions();
     bool shutting_down() const { return shutting_down_.load(); }
+    /** True when sessions are journaled (and so can be found by id after they finished). */
+    bool journaled() const { return journal_->enabled(); }
 
     /**
      * Submits a request. On success returns the session, whose events then flow in on a

@@ -1,7 +1,7 @@
 // The write-ahead token journal (issue #5): worker SIGKILLs under 20 concurrent streams, a head
 // SIGKILL + restart + re-attach with Last-Event-ID, the session endpoints, retention, a corrupt
-// journal file and a full journal. Real `superfluid serve`, tiny model, raw HTTP (the SSE ids
-// and headers are what is tested).
+// journal file, a full journal, a background Responses API answer across a head restart. Real
+// `superfluid serve`, tiny model, raw HTTP (the SSE ids and headers are what is tested).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -35,7 +35,7 @@ async function readSSE(res, onEvent) {
   const reader = res.body.getReader();
   const dec = new TextDecoder();
   let buf = '';
-  const out = { text: '', error: null, ids: [], done: false };
+  const out = { text: '', content: '', reasoning: '', error: null, ids: [], done: false };
   for (;;) {
     let chunk;
     try {
@@ -65,12 +65,46 @@ async function readSSE(res, onEvent) {
       // The answer as the model wrote it: reasoning (Qwen3 may open a think block) + content.
       const d = (j.choices?.[0]?.delta?.reasoning_content ?? '') + (j.choices?.[0]?.delta?.content ?? j.choices?.[0]?.text ?? '') || undefined;
       if (d) out.text += d;
+      out.content += j.choices?.[0]?.delta?.content ?? '';
+      out.reasoning += j.choices?.[0]?.delta?.reasoning_content ?? '';
       if (id) out.ids.push(id);
       if (onEvent) onEvent({ id, data: j, out });
     }
   }
   return out;
 }
+
+/** Reads a Responses API SSE stream into its events; onEvents(events) after each one. */
+async function readEvents(res, onEvents) {
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  const events = [];
+  for (;;) {
+    let chunk;
+    try {
+      chunk = await reader.read();
+    } catch {
+      break; // the server died
+    }
+    if (chunk.done) break;
+    buf += dec.decode(chunk.value, { stream: true });
+    let nl;
+    while ((nl = buf.indexOf('\n\n')) >= 0) {
+      const data = buf.slice(0, nl).split('\n').find((l) => l.startsWith('data: '));
+      buf = buf.slice(nl + 2);
+      if (!data) continue;
+      events.push(JSON.parse(data.slice(6)));
+      onEvents?.(events);
+    }
+  }
+  return events;
+}
+
+const outputText = (events) =>
+  events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+const messageText = (r) =>
+  r.output.filter((i) => i.type === 'message').flatMap((i) => i.content).map((c) => c.text).join('');
 
 const story = (i, extra = {}) => ({
   messages: [{ role: 'user', content: `Story number ${i}, please.` }],
@@ -137,9 +171,10 @@ test('20 concurrent streams, worker SIGKILLed at random points: texts equal the 
     for (const c of crashed) {
       const st = await (await fetch(`${server.url}/v1/sessions/${c.session}`)).json();
       assert.equal(st.status, 'completed');
-      // The state's text is the raw released text; the chat stream's content went through the
-      // chat output parser (main's chat/output_parser), which trims surrounding whitespace.
-      assert.equal(st.text.trim(), c.text.trim());
+      // The state's text is what the stream delivered: content and reasoning split by the chat
+      // output parser the same way.
+      assert.equal(st.text, c.content);
+      assert.equal(st.reasoning ?? '', c.reasoning);
       assert.equal(st.usage.completion_tokens, 40);
       if (hasSqlite) {
         const db = join(server.stateDir, 'journal.db');
@@ -194,7 +229,8 @@ test('head SIGKILLed mid-stream: restarted on the same state dir, the client re-
     assert.equal(st.status, 'completed');
     assert.equal(st.finish_reason, 'length');
     assert.equal(st.usage.completion_tokens, 120);
-    assert.equal(st.text, reference.text);
+    assert.equal(st.text, reference.content);
+    assert.equal(st.reasoning ?? '', reference.reasoning);
 
     // ?after=N works as Last-Event-ID does; a re-attach from the start has the role chunk.
     const after = await readSSE(await fetch(`${server.url}/v1/sessions/${session}/events?after=${lastIdx}`));
@@ -295,7 +331,8 @@ test('a full journal: the stream ends with an error, no unjournaled token was de
     assert.ok(r.text.length > 0, 'some tokens were delivered before the journal filled');
     // What the client got is exactly what the journal holds.
     const st = await (await fetch(`${server.url}/v1/sessions/${session}`)).json();
-    assert.equal(st.text, r.text);
+    assert.equal(st.text, r.content);
+    assert.equal(st.reasoning ?? '', r.reasoning);
     // A new request fails too: refused with a 503 when even its session row cannot be written,
     // else its stream ends with the same error before any unjournaled token.
     const next = await post(server, '/v1/chat/completions', story(2, { max_tokens: 50 }));
@@ -306,11 +343,60 @@ test('a full journal: the stream ends with an error, no unjournaled token was de
       const n = await readSSE(next);
       assert.match(n.error?.message ?? '', /journal cannot be written/);
       const ns = await (await fetch(`${server.url}/v1/sessions/${next.headers.get('x-superfluid-session')}`)).json();
-      assert.equal(ns.text, n.text);
+      assert.equal(ns.text, n.content);
     }
     const plain = await post(server, '/v1/chat/completions', { ...story(2, { max_tokens: 50 }), stream: false });
     assert.ok(plain.status >= 500, `status ${plain.status}`);
     assert.match((await plain.json()).error.message, /journal cannot be written/);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('head SIGKILLed mid background response: after a restart GET by id completes it, and a stream resumed by sequence_number continues the same events', async () => {
+  const body = { input: 'Tell me a long story.', max_output_tokens: 120, temperature: 0 };
+  let server = await startServer();
+  const stateDir = server.stateDir;
+  let reference;
+  let seen;
+  try {
+    reference = await (await post(server, '/v1/responses', body)).json();
+    const res = await post(server, '/v1/responses', { ...body, background: true, stream: true });
+    assert.equal(res.status, 200);
+    const killed = new Promise((r) => server.proc.once('exit', r));
+    seen = await readEvents(res, (events) => {
+      if (events.length === 20 && server.proc.exitCode === null) server.proc.kill('SIGKILL');
+    });
+    await killed;
+    assert.ok(seen.length >= 20);
+    assert.ok(!seen.some((e) => e.type === 'response.completed' || e.type === 'response.incomplete'), 'cut by the kill');
+  } finally {
+    await server.stop();
+  }
+  const id = seen[0].response.id;
+  assert.match(id, /^resp_sess_/);
+
+  server = await startServer([], { stateDir });
+  try {
+    assert.match(server.log(), /resuming 1 unfinished sessions from the journal/);
+    const last = seen.at(-1).sequence_number;
+    const rest = await readEvents(await fetch(`${server.url}/v1/responses/${id}?stream=true&starting_after=${last}`));
+    const all = [...seen, ...rest];
+    all.forEach((e, i) => assert.equal(e.sequence_number, i, 'no gap, no duplicate'));
+    assert.equal(all.at(-1).type, reference.status === 'completed' ? 'response.completed' : 'response.incomplete');
+    assert.equal(outputText(all), messageText(reference), 'seen + resumed = the uninterrupted text');
+    // Polling by id: the same response, the same text; a replay from the start is the same stream.
+    let r;
+    for (;;) {
+      r = await (await fetch(`${server.url}/v1/responses/${id}`)).json();
+      if (!['queued', 'in_progress'].includes(r.status)) break;
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    assert.equal(r.status, reference.status);
+    assert.equal(r.background, true);
+    assert.equal(messageText(r), messageText(reference));
+    assert.equal(r.usage.output_tokens, reference.usage.output_tokens);
+    assert.deepEqual(await readEvents(await fetch(`${server.url}/v1/responses/${id}?stream=true`)), all);
   } finally {
     await server.stop();
   }
