@@ -157,7 +157,8 @@ async function pollUntilDone(id) {
 }
 
 test('background: created at once, runs with no client, polled to the same text as a plain greedy run', async () => {
-  const req = { model: MODEL, input: 'Tell me a long story.', max_output_tokens: 24, temperature: 0 };
+  // A prompt the tiny model answers with text greedily (others give mostly reasoning or nothing).
+  const req = { model: MODEL, input: 'Explain gravity in detail.', max_output_tokens: 24, temperature: 0 };
   const plain = await client.responses.create(req);
   const bg = await client.responses.create({ ...req, background: true });
   assert.match(bg.id, /^resp_sess_/);
@@ -193,7 +194,7 @@ test('background + stream: resuming with starting_after=N gets exactly the event
 });
 
 test('background: a live re-attach follows the generation to its end; the texts match', async () => {
-  const bg = await client.responses.create({ model: MODEL, input: 'Describe the sea.', max_output_tokens: 60, temperature: 0, background: true });
+  const bg = await client.responses.create({ model: MODEL, input: 'Explain gravity in detail.', max_output_tokens: 60, temperature: 0, background: true });
   const events = await collect(await client.responses.retrieve(bg.id, { stream: true }));
   const { items, response } = checkResponsesStream(events);
   const done = await client.responses.retrieve(bg.id);
