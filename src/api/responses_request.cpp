@@ -262,16 +262,21 @@ bool parse_responses_request(const std::string &body, generate_request &out,
                              responses_options &opts, api_error &err) {
     json j;
     if (!fields::parse_object(body, j, err)) return false;
-    if (!refuse(j, "background", "is not supported yet: background responses come with the journal",
-                err) ||
-        !refuse(j, "previous_response_id",
+    if (!refuse(j, "previous_response_id",
                 "is not supported: this server stores no responses; send the whole input", err) ||
         !refuse(j, "conversation", "is not supported: this server stores no conversations", err))
         return false;
     out.is_chat = true;
     if (!fields::string(j, "model", out.model, err) ||
-        !fields::boolean(j, "stream", opts.stream, err))
+        !fields::boolean(j, "stream", opts.stream, err) ||
+        !fields::boolean(j, "background", opts.background, err) ||
+        !fields::boolean(j, "store", opts.store, err))
         return false;
+    if (opts.background && !opts.store) {
+        err = bad_request("background responses must be stored: 'background' requires 'store' true",
+                          "store", "invalid_value");
+        return false;
+    }
     auto &s       = out.sampling;
     s.temperature = 1.0f;
     s.top_p       = 1.0f;

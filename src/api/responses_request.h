@@ -3,8 +3,8 @@
 // item list (message items with input_text/output_text parts, function_call,
 // function_call_output, reasoning), `instructions`, function `tools`, `tool_choice`,
 // `max_output_tokens`, `temperature`/`top_p`, `text.format` (json_schema / json_object),
-// `reasoning.effort`. What the server cannot honour (background, previous_response_id, hosted
-// tools, images) is a 400 naming the field.
+// `reasoning.effort`, `background`, `store`. What the server cannot honour
+// (previous_response_id, conversation, hosted tools, images) is a 400 naming the field.
 #pragma once
 
 #include <string>
@@ -18,7 +18,9 @@ namespace sf {
 
 /** What the answer echoes back and how to send it. */
 struct responses_options {
-    bool stream = false;
+    bool stream     = false;
+    bool background = false;  // answer at once; the generation runs on without a client
+    bool store      = true;   // retrievable by id (GET /v1/responses/{id}); OpenAI's default
     nlohmann::json echo;  // request fields the response object repeats (instructions, tools, …)
 };
 

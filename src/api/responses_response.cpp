@@ -24,7 +24,8 @@ responses_builder::responses_builder(std::string id, std::string model, int64_t 
 
 std::string responses_builder::event(const char *type, json body) {
     body["type"]            = type;
-    body["sequence_number"] = seq_++;
+    body["sequence_number"] = seq_;
+    if (seq_++ <= skip_through_) return "";
     return std::string("event: ") + type + "\ndata: " + dump(body) + "\n\n";
 }
 
@@ -184,7 +185,8 @@ std::string responses_builder::apply(const std::vector<chat_delta> &deltas) {
 }
 
 std::string responses_builder::finish(finish_reason reason, const std::string &error,
-                                      int32_t input_tokens, int32_t output_tokens) {
+                                      int32_t input_tokens, int32_t output_tokens,
+                                      int32_t cached_tokens) {
     std::string out;
     if (output_.empty() && !pending_ws_.empty()) {
         // The whole answer was whitespace: it is still the answer.
@@ -194,7 +196,7 @@ std::string responses_builder::finish(finish_reason reason, const std::string &e
     }
     out += close();
     usage_ = {{"input_tokens", input_tokens},
-              {"input_tokens_details", {{"cached_tokens", 0}}},
+              {"input_tokens_details", {{"cached_tokens", cached_tokens}}},
               {"output_tokens", output_tokens},
               {"output_tokens_details", {{"reasoning_tokens", 0}}},
               {"total_tokens", input_tokens + output_tokens}};
@@ -202,6 +204,10 @@ std::string responses_builder::finish(finish_reason reason, const std::string &e
         status_ = "failed";
         error_  = {{"code", "server_error"}, {"message", error}};
         return out + event("response.failed", {{"response", response()}});
+    }
+    if (reason == finish_reason::CANCELLED) {
+        status_ = "cancelled";
+        return out + event("response.cancelled", {{"response", response()}});
     }
     if (reason == finish_reason::LENGTH) {
         status_     = "incomplete";

@@ -4,6 +4,10 @@
 // output_item.added → (content_part.added → *.delta … → *.done → content_part.done) →
 // output_item.done, then response.completed / response.incomplete / response.failed — each
 // with a strictly increasing sequence_number. One item is open at a time. Not thread-safe.
+// A cancelled (background) response ends with `response.cancelled`: OpenAI documents no
+// terminal event for cancellation, so this one is Superfluid's own.
+// Fed the same deltas, it makes the same events: a reader re-attaching with `starting_after`
+// gets its events from a builder replayed over the journaled tokens (skip_through).
 #pragma once
 
 #include <cstdint>
@@ -23,16 +27,24 @@ class responses_builder {
     /** `id`: "resp_…"; `echo`: request fields the response repeats. */
     responses_builder(std::string id, std::string model, int64_t created, nlohmann::json echo);
 
+    /**
+     * Events with sequence_number <= `n` are still counted but not returned (a re-attached
+     * reader that has them already). -1: none skipped.
+     */
+    void skip_through(int64_t n) { skip_through_ = n; }
+
     /** The opening events (response.created, response.in_progress) as SSE frames. */
     std::string start();
     /** Applies deltas; returns the SSE frames they produce ("" when none). */
     std::string apply(const std::vector<chat_delta> &deltas);
     /**
      * Closes the open item and ends the response: completed (stop), incomplete (length:
-     * max_output_tokens) or failed (`error` non-empty). Returns the closing SSE frames.
+     * max_output_tokens), cancelled (cancelled) or failed (`error` non-empty). Token counts
+     * fill `usage` (`cached_tokens`: prompt tokens reused from the prefix cache). Returns the
+     * closing SSE frames.
      */
     std::string finish(finish_reason reason, const std::string &error, int32_t input_tokens,
-                       int32_t output_tokens);
+                       int32_t output_tokens, int32_t cached_tokens);
     /** The response object in its current state (final after finish()). */
     nlohmann::json response() const;
 
@@ -49,9 +61,10 @@ class responses_builder {
     std::string status_    = "in_progress";
     nlohmann::json output_ = nlohmann::json::array();
     nlohmann::json usage_, error_, incomplete_;
-    int64_t seq_      = 0;
-    item_kind open_   = item_kind::NONE;
-    size_t open_tool_ = 0;
+    int64_t seq_          = 0;
+    int64_t skip_through_ = -1;
+    item_kind open_       = item_kind::NONE;
+    size_t open_tool_     = 0;
     std::string pending_ws_;  // whitespace-only content, held until real content follows
 };
 

@@ -3,10 +3,11 @@
 #include <cpp-httplib/httplib.h>
 
 #include <chrono>
+#include <thread>
 
 #include "api/responses_request.h"
 #include "api/responses_response.h"
-#include "chat/output_parser.h"
+#include "http/responses_stream.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"
 
@@ -14,59 +15,28 @@ namespace sf {
 
 namespace {
 
-using namespace std::chrono_literals;
+using json = nlohmann::json;
 
 void send_error(httplib::Response &res, const api_error &e) {
     res.status = e.status;
     res.set_content(openai_error_body(e), "application/json");
 }
 
-// One response in progress.
-struct responses_run {
-    std::shared_ptr<session> s;
-    std::unique_ptr<chat_output_parser> parser;
-    std::unique_ptr<responses_builder> builder;
-    size_t cursor                                    = 0;
-    bool started                                     = false;
-    bool done                                        = false;
-    std::chrono::steady_clock::time_point last_check = std::chrono::steady_clock::now();
-};
-
-// Reads what arrived (up to 100 ms) and returns the SSE frames it makes; `client_left` when
-// the client went away. Sets r.done once the response ended.
-std::string step(responses_run &r, const httplib::Request &req, bool &client_left) {
-    std::string out;
-    if (!r.started) {
-        r.started = true;
-        out += r.builder->start();
-    }
-    std::vector<session_event> evs;
-    std::optional<session_event> fin;
-    bool got    = r.s->read(r.cursor, evs, fin, 100ms);
-    client_left = client_gone(req, r.last_check);
-    if (client_left || !got) return out;
-    for (const auto &ev : evs) {
-        ++r.cursor;
-        if (!ev.text.empty()) out += r.builder->apply(r.parser->push(ev.text));
-    }
-    if (!fin) return out;
-    const bool failed =
-        fin->reason == finish_reason::ERROR || fin->reason == finish_reason::CANCELLED;
-    if (!failed) out += r.builder->apply(r.parser->push(fin->text));
-    out += r.builder->apply(r.parser->finish());
-    out += r.builder->finish(fin->reason,
-                             failed ? (fin->error.empty() ? "generation failed" : fin->error) : "",
-                             r.s->prompt_tokens(), fin->completion_tokens);
-    r.done = true;
-    return out;
+void send_object(httplib::Response &res, const json &obj) {
+    res.set_content(obj.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
-void handle(const httplib::Request &req, const std::string &body, httplib::Response &res,
-            const openai_route_context &rc) {
+void handle_create(const httplib::Request &req, const std::string &body, httplib::Response &res,
+                   const openai_route_context &rc) {
     generate_request greq;
     responses_options opts;
     api_error err;
     if (!parse_responses_request(body, greq, opts, err)) return send_error(res, err);
+    if (opts.background && !rc.sessions->journaled()) {
+        return send_error(res, bad_request("background responses need the token journal; this "
+                                           "server runs with --journal off",
+                                           "background", "unsupported_parameter"));
+    }
     if (!apply_priority(req, rc.priority, greq, res, err)) return send_error(res, err);
     if (!rc.model_ok(greq.model)) {
         return send_error(res, api_error{404, "invalid_request_error",
@@ -74,47 +44,129 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
                                          "model_not_found"});
     }
     if (greq.model.empty()) greq.model = rc.model_id;
-    greq.api = "openai.responses";  // journaled (re-attach replays it as chat chunks)
+    greq.api = "openai.responses";
+    // What the response object repeats, journaled with the request: any reader, in this
+    // process or after a restart, builds the same object and events from the session alone.
+    opts.echo["background"] = opts.background;
+    opts.echo["store"]      = opts.store && rc.sessions->journaled();
+    greq.client_meta        = opts.echo.dump();
     start_error serr;
-    auto r = std::make_shared<responses_run>();
-    r->s   = rc.sessions->start(greq, serr);
-    if (!r->s) {
+    auto s = rc.sessions->start(greq, serr);
+    if (!s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
         return send_error(res, from_start_error(serr));
     }
-    set_session_header(res, r->s->id());
-    r->parser =
-        std::make_unique<chat_output_parser>(r->s->parse_spec(), "call_" + r->s->id() + "_");
-    r->builder = std::make_unique<responses_builder>("resp_" + r->s->id(), greq.model, unix_now(),
-                                                     opts.echo);
-    if (opts.stream) {
-        return serve_stream(
-            res, "text/event-stream", r->s,
-            [r, &req](httplib::DataSink &sink) {
-                bool left          = false;
-                std::string frames = step(*r, req, left);
-                if (left) return false;
-                if (!frames.empty() && !sink.write(frames.data(), frames.size())) return false;
-                if (r->done) sink.done();
-                return true;
-            },
-            [r] { return r->done; });
+    set_session_header(res, s->id());
+    auto r = std::make_shared<responses_run>(s);
+    // A background response belongs to no connection: its client going away cancels nothing.
+    if (opts.stream) return serve_responses_stream(req, res, r, !opts.background);
+    if (opts.background) {
+        r->feed(std::chrono::milliseconds(0));
+        return send_object(res, r->object());
     }
+    auto last_check = std::chrono::steady_clock::now();
     while (!r->done) {
-        bool left = false;
-        step(*r, req, left);
-        if (left) {
-            r->s->cancel();
+        r->feed(std::chrono::milliseconds(100));
+        if (client_gone(req, last_check)) {
+            s->cancel();
             return;
         }
     }
-    auto obj = r->builder->response();
-    if (obj["status"] == "failed") {
-        return send_error(res, api_error{rc.sessions->shutting_down() ? 503 : 500, "server_error",
-                                         obj["error"]["message"].get<std::string>(), "", ""});
+    auto obj = r->object();
+    if (obj["status"] == "failed" || obj["status"] == "cancelled") {
+        return send_error(
+            res, api_error{rc.sessions->shutting_down() ? 503 : 500, "server_error",
+                           obj["error"].is_object() ? obj["error"]["message"].get<std::string>()
+                                                    : "the response was cancelled",
+                           "", ""});
     }
-    res.set_content(obj.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                    "application/json");
+    send_object(res, obj);
+}
+
+// The Responses session named by the path ("resp_<session id>"), or a 404 written into `res`.
+// Unknown ids, other APIs' sessions, responses created with store:false and ones journal
+// retention removed are all "not found", as OpenAI answers for ids it does not hold.
+std::shared_ptr<session> find_response(const openai_route_context &rc, const httplib::Request &req,
+                                       httplib::Response &res) {
+    const std::string id = req.matches[1];
+    std::shared_ptr<session> s;
+    if (id.rfind("resp_", 0) == 0) s = rc.sessions->find(id.substr(5));
+    if (!s || s->api() != "openai.responses" || !responses_echo(*s).value("store", false)) {
+        send_error(
+            res, api_error{404, "invalid_request_error", "No response found with id '" + id + "'.",
+                           "response_id", "response_not_found"});
+        return nullptr;
+    }
+    set_session_header(res, s->id());
+    return s;
+}
+
+// GET /v1/responses/{id}: the response object now, or with ?stream=true its events after
+// ?starting_after=N (all when absent), replayed from the journal and then followed live.
+void handle_retrieve(const httplib::Request &req, httplib::Response &res,
+                     const openai_route_context &rc) {
+    const std::string stream = req.has_param("stream") ? req.get_param_value("stream") : "false";
+    if (stream != "true" && stream != "false") {
+        return send_error(res,
+                          bad_request("'stream' must be true or false", "stream", "invalid_value"));
+    }
+    int64_t after = -1;
+    if (req.has_param("starting_after")) {
+        const std::string v = req.get_param_value("starting_after");
+        size_t used         = 0;
+        try {
+            after = std::stoll(v, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (v.empty() || used != v.size() || after < 0) {
+            return send_error(res, bad_request("'starting_after' must be a non-negative integer "
+                                               "(a sequence_number)",
+                                               "starting_after", "invalid_value"));
+        }
+    }
+    auto s = find_response(rc, req, res);
+    if (!s) return;
+    if (stream == "true") {
+        return serve_responses_stream(req, res, std::make_shared<responses_run>(s, after), false);
+    }
+    responses_run r(s);
+    r.feed(std::chrono::milliseconds(0));
+    send_object(res, r.object());
+}
+
+// POST /v1/responses/{id}/cancel: cancels a background response that is still running and
+// answers its object (status cancelled). Cancelling a cancelled one again answers it again
+// (idempotent); one that ended otherwise, or that was not created in background, is a 400.
+void handle_cancel(const httplib::Request &req, httplib::Response &res,
+                   const openai_route_context &rc) {
+    auto s = find_response(rc, req, res);
+    if (!s) return;
+    if (!responses_echo(*s).value("background", false)) {
+        return send_error(res, bad_request("Only responses created with background set to true "
+                                           "can be cancelled.",
+                                           "response_id", "invalid_request"));
+    }
+    if (!s->finished()) {
+        s->cancel();
+        // The worker stops within a tick and the end is journaled; bounded wait all the same.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!s->finished() && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    } else {
+        responses_run r(s);
+        r.feed(std::chrono::milliseconds(0));
+        const std::string status = r.object()["status"];
+        if (status != "cancelled") {
+            return send_error(res, bad_request("Cannot cancel a response with status '" + status +
+                                                   "'; only queued or in-progress responses can "
+                                                   "be cancelled.",
+                                               "response_id", "invalid_request"));
+        }
+    }
+    responses_run r(s);
+    r.feed(std::chrono::milliseconds(0));
+    send_object(res, r.object());
 }
 
 }  // namespace
@@ -129,8 +181,16 @@ void register_responses_routes(httplib::Server &svr, openai_route_context ctx) {
                 res, api_error{413, "invalid_request_error", "the request body is too large", "",
                                "request_too_large"});
         }
-        handle(req, body, res, *rc);
+        handle_create(req, body, res, *rc);
     });
+    svr.Get(R"(/v1/responses/([A-Za-z0-9_\-]+))",
+            [rc](const httplib::Request &req, httplib::Response &res) {
+                handle_retrieve(req, res, *rc);
+            });
+    svr.Post(R"(/v1/responses/([A-Za-z0-9_\-]+)/cancel)",
+             [rc](const httplib::Request &req, httplib::Response &res) {
+                 handle_cancel(req, res, *rc);
+             });
 }
 
 }  // namespace sf

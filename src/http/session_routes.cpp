@@ -53,7 +53,7 @@ void register_session_routes(httplib::Server &svr, session_manager &sessions) {
                 set_session_header(res, s->id());
                 // Other APIs' sessions are replayed as OpenAI chunks for now: text-completion
                 // chunks for prompt-style APIs, chat chunks for the rest.
-                const bool chat  = s->api() != "openai.completion" && s->api() != "ollama.generate";
+                const bool chat  = session_is_chat(*s);
                 const bool usage = req.has_param("include_usage") &&
                                    req.get_param_value("include_usage") == "true";
                 // A re-attached reader never cancels the generation when it goes away.

@@ -18,7 +18,7 @@ CREATE TABLE IF NOT EXISTS sessions (
   seed INTEGER NOT NULL,
   request BLOB NOT NULL,
   prompt_tokens INTEGER NOT NULL,
-  cached_tokens INTEGER NOT NULL,
+  cached_tokens INTEGER NOT NULL,  -- 0 at accept; the worker's count is set at finish
   created_ms INTEGER NOT NULL,
   finished_ms INTEGER,
   finish_reason TEXT,
@@ -147,7 +147,8 @@ bool store::open(const options &o, std::string &err) {
         "INSERT OR IGNORE INTO tokens (session, idx, token, piece, text) VALUES (?, ?, ?, ?, ?)");
     upd_finish_ = db_.prepare(
         "UPDATE sessions SET finished_ms = ?, finish_reason = ?, error = ?, stop_string = ?, "
-        "finish_text = ?, completion_tokens = ? WHERE id = ?");
+        "finish_text = ?, completion_tokens = ?, cached_tokens = max(cached_tokens, ?) "
+        "WHERE id = ?");
     if (!begin_.ok() || !commit_.ok() || !rollback_.ok() || !ins_session_.ok() ||
         !ins_token_.ok() || !upd_finish_.ok()) {
         err = db_.error();
@@ -196,7 +197,8 @@ bool store::write(const std::vector<op> &ops, std::string &err) {
                      .bind_text(4, f.stop_string)
                      .bind_blob(5, f.text)
                      .bind(6, f.completion_tokens)
-                     .bind_text(7, o.session)
+                     .bind(7, f.cached_tokens)
+                     .bind_text(8, o.session)
                      .step();
         }
         if (rc != SQLITE_DONE) return fail();

@@ -26,6 +26,9 @@ struct generate_request {
     std::string api;
     std::vector<token_id> prefix_tokens;  // before the rendered prompt (Ollama generate `context`)
     bool want_prompt_tokens = false;      // session::prompt_token_ids() gets filled
+    // Adapter data journaled with the request and given back by session::client_meta() (the
+    // Responses API keeps its echoed request fields here, JSON). Never sent to the model.
+    std::string client_meta;
 };
 
 }  // namespace sf

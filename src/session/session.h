@@ -38,6 +38,9 @@ class session {
         created_unix_ = created_unix;
     }
     const std::string &api() const { return api_; }
+    /** The adapter's journaled data (generate_request::client_meta); set before sharing. */
+    void set_client_meta(std::string m) { client_meta_ = std::move(m); }
+    const std::string &client_meta() const { return client_meta_; }
     int64_t created_unix() const { return created_unix_; }
     /** How to parse the answer (chat requests; from the worker's accepted event). */
     void set_parse_spec(chat_parse_spec spec) { parse_ = std::move(spec); }
@@ -92,6 +95,7 @@ class session {
     priority_class cls_                            = priority_class::NORMAL;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     std::string api_;
+    std::string client_meta_;
     int64_t created_unix_ = 0;
     mutable std::mutex mu_;
     std::condition_variable cv_;

@@ -138,6 +138,7 @@ pb::GenerateRequest session_manager::to_proto(const generate_request &req,
     out.set_priority(protocol::to_proto(req.cls));
     for (token_id t : req.prefix_tokens) out.add_prefix_tokens(t);
     out.set_want_prompt_tokens(req.want_prompt_tokens);
+    out.set_client_meta(req.client_meta);
     return out;
 }
 
@@ -191,9 +192,11 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
                                              : "openai.completion";
     const int64_t now_ms  = unix_ms();
     s->set_api(api, now_ms / 1000);
+    s->set_client_meta(req.client_meta);
     if (req.want_prompt_tokens)
         s->set_prompt_token_ids({acc.prompt_token_ids().begin(), acc.prompt_token_ids().end()});
     s->set_parse_spec(protocol::from_proto(acc.parse()));
+    if (acc.has_parse()) *preq.mutable_journaled_parse() = acc.parse();
     s->set_origin(req.cls, t0);
 
     // The session row is committed before any of its tokens can be (same writer queue) and
@@ -421,10 +424,14 @@ void session_manager::use_journal(std::unique_ptr<journal::writer> j) {
     journal_ = std::move(j);
 }
 
-// The chat parse spec is not journaled: a restored chat session gets it by rendering its
-// journaled request again on the worker (the same bytes give the same spec).
-void session_manager::restore_parse_spec(session &s, const pb::GenerateRequest &preq) {
+// The chat parse spec is journaled in the request (journaled_parse). A journal written before
+// that gets it by rendering its request again on the worker (the same bytes give the same
+// spec; this fails while the worker is still loading the model).
+void session_manager::restore_meta(session &s, const pb::GenerateRequest &preq) {
+    s.set_client_meta(preq.client_meta());
     if (!preq.has_chat()) return;
+    if (preq.has_journaled_parse())
+        return s.set_parse_spec(protocol::from_proto(preq.journaled_parse()));
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     ctx.set_wait_for_ready(true);
@@ -451,7 +458,7 @@ size_t session_manager::resume_journaled() {
             continue;
         }
         for (auto &t : stored.tokens) s->add_token(std::move(t));
-        restore_parse_spec(*s, preq);
+        restore_meta(*s, preq);
         const auto cls = protocol::from_proto(preq.priority());
         s->set_origin(cls, std::chrono::steady_clock::now());
         SF_LOG_INFO("head", "session %s: resuming after a restart at token %zu", rec.id.c_str(),
@@ -478,7 +485,7 @@ std::shared_ptr<session> session_manager::find(const std::string &id, bool *inte
     auto s = std::make_shared<session>(rec.id, rec.model, rec.prompt_tokens, rec.cached_tokens);
     s->set_api(rec.api, rec.created_ms / 1000);
     for (auto &t : stored->tokens) s->add_token(std::move(t));
-    if (pb::GenerateRequest preq; preq.ParseFromString(rec.request)) restore_parse_spec(*s, preq);
+    if (pb::GenerateRequest preq; preq.ParseFromString(rec.request)) restore_meta(*s, preq);
     if (stored->finish) {
         s->finish(std::move(*stored->finish));
     } else {

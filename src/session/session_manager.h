@@ -66,6 +66,8 @@ class session_manager {
      */
     void shutdown_sessions();
     bool shutting_down() const { return shutting_down_.load(); }
+    /** True when sessions are journaled (and so can be found by id after they finished). */
+    bool journaled() const { return journal_->enabled(); }
 
     /**
      * Submits a request. On success returns the session, whose events then flow in on a
@@ -128,8 +130,8 @@ class session_manager {
         superfluid::worker::v1::GenerateRequest preq, std::shared_ptr<grpc::ClientContext> ctx,
         std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader);
     std::string new_session_id();
-    /** Sets a journal-restored chat session's parse spec (Render of its request). */
-    void restore_parse_spec(session &s, const superfluid::worker::v1::GenerateRequest &preq);
+    /** Sets a journal-restored session's client meta and chat parse spec from its request. */
+    void restore_meta(session &s, const superfluid::worker::v1::GenerateRequest &preq);
     latency_metrics latency_;
     std::unique_ptr<journal::writer> journal_ = std::make_unique<journal::writer>(nullptr);
 

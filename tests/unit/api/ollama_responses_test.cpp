@@ -140,7 +140,7 @@ TEST(ResponsesBuilder, OneItemAtATimeWithIncreasingSequenceNumbers) {
     sse += b.apply({delta(K::REASONING, "think"), delta(K::CONTENT, "\n\n"),
                     delta(K::TOOL_CALL_START, ""), delta(K::TOOL_CALL_ARGS, "{\"a\":"),
                     delta(K::TOOL_CALL_ARGS, "1}"), delta(K::CONTENT, "after")});
-    sse += b.finish(finish_reason::STOP, "", 5, 7);
+    sse += b.finish(finish_reason::STOP, "", 5, 7, 3);
     auto evs = events_of(sse);
     std::vector<std::string> types;
     for (size_t i = 0; i < evs.size(); ++i) {
@@ -173,18 +173,51 @@ TEST(ResponsesBuilder, OneItemAtATimeWithIncreasingSequenceNumbers) {
     EXPECT_EQ(r["output"][1]["arguments"], "{\"a\":1}");
     EXPECT_EQ(r["output"][2]["content"][0]["text"], "after");
     EXPECT_EQ(r["usage"]["total_tokens"], 12);
+    EXPECT_EQ(r["usage"]["input_tokens_details"]["cached_tokens"], 3);
+}
+
+// A reader re-attaching with starting_after=N replays the same deltas through a fresh builder:
+// it gets exactly the events after N, with the same sequence numbers and bodies.
+TEST(ResponsesBuilder, SkipThroughReplaysExactlyTheEventsAfterN) {
+    using K  = chat_delta::kind;
+    auto run = [](int64_t skip) {
+        responses_builder b("resp_1", "m", 1, json::object());
+        b.skip_through(skip);
+        std::string sse = b.start();
+        sse += b.apply({delta(K::CONTENT, "a")});
+        sse += b.apply({delta(K::CONTENT, "b")});
+        sse += b.finish(finish_reason::STOP, "", 2, 2, 0);
+        return events_of(sse);
+    };
+    const auto all = run(-1);
+    for (int64_t n : {int64_t{0}, int64_t{4}, int64_t{6}, static_cast<int64_t>(all.size()) - 1}) {
+        const auto rest = run(n);
+        ASSERT_EQ(rest.size(), all.size() - static_cast<size_t>(n) - 1) << n;
+        for (size_t i = 0; i < rest.size(); ++i) EXPECT_EQ(rest[i], all[n + 1 + i]);
+    }
+}
+
+TEST(ResponsesBuilder, CancelledEndsWithItsOwnTerminalEvent) {
+    responses_builder b("r", "m", 1, json{{"background", true}});
+    b.start();
+    b.apply({delta(chat_delta::kind::CONTENT, "x")});
+    auto ev = events_of(b.finish(finish_reason::CANCELLED, "", 1, 1, 0));
+    EXPECT_EQ(ev[ev.size() - 2]["type"], "response.output_item.done");
+    EXPECT_EQ(ev.back()["type"], "response.cancelled");
+    EXPECT_EQ(ev.back()["response"]["status"], "cancelled");
+    EXPECT_EQ(ev.back()["response"]["background"], true);
 }
 
 TEST(ResponsesBuilder, LengthIsIncompleteAndErrorsFail) {
     responses_builder a("r", "m", 1, json::object());
     a.start();
     a.apply({delta(chat_delta::kind::CONTENT, "x")});
-    auto ev = events_of(a.finish(finish_reason::LENGTH, "", 1, 1));
+    auto ev = events_of(a.finish(finish_reason::LENGTH, "", 1, 1, 0));
     EXPECT_EQ(ev.back()["type"], "response.incomplete");
     EXPECT_EQ(ev.back()["response"]["incomplete_details"]["reason"], "max_output_tokens");
     responses_builder f("r", "m", 1, json::object());
     f.start();
-    ev = events_of(f.finish(finish_reason::ERROR, "boom", 1, 0));
+    ev = events_of(f.finish(finish_reason::ERROR, "boom", 1, 0, 0));
     EXPECT_EQ(ev.back()["type"], "response.failed");
     EXPECT_EQ(ev.back()["response"]["error"]["message"], "boom");
 }
