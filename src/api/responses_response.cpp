@@ -184,7 +184,8 @@ std::string responses_builder::apply(const std::vector<chat_delta> &deltas) {
 }
 
 std::string responses_builder::finish(finish_reason reason, const std::string &error,
-                                      int32_t input_tokens, int32_t output_tokens) {
+                                      int32_t input_tokens, int32_t cached_tokens,
+                                      int32_t output_tokens) {
     std::string out;
     if (output_.empty() && !pending_ws_.empty()) {
         // The whole answer was whitespace: it is still the answer.
@@ -194,7 +195,7 @@ std::string responses_builder::finish(finish_reason reason, const std::string &e
     }
     out += close();
     usage_ = {{"input_tokens", input_tokens},
-              {"input_tokens_details", {{"cached_tokens", 0}}},
+              {"input_tokens_details", {{"cached_tokens", cached_tokens}}},
               {"output_tokens", output_tokens},
               {"output_tokens_details", {{"reasoning_tokens", 0}}},
               {"total_tokens", input_tokens + output_tokens}};

@@ -30,9 +30,11 @@ class responses_builder {
     /**
      * Closes the open item and ends the response: completed (stop), incomplete (length:
      * max_output_tokens) or failed (`error` non-empty). Returns the closing SSE frames.
+     * `input_tokens` is the whole prompt; `cached_tokens` (of those, reused from the prefix
+     * cache) goes to usage.input_tokens_details, as OpenAI reports it.
      */
     std::string finish(finish_reason reason, const std::string &error, int32_t input_tokens,
-                       int32_t output_tokens);
+                       int32_t cached_tokens, int32_t output_tokens);
     /** The response object in its current state (final after finish()). */
     nlohmann::json response() const;
 

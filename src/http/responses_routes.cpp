@@ -56,7 +56,7 @@ std::string step(responses_run &r, const httplib::Request &req, bool &client_lef
     out += r.builder->apply(r.parser->finish());
     out += r.builder->finish(fin->reason,
                              failed ? (fin->error.empty() ? "generation failed" : fin->error) : "",
-                             r.s->prompt_tokens(), fin->completion_tokens);
+                             r.s->prompt_tokens(), fin->cached_tokens, fin->completion_tokens);
     r.done = true;
     return out;
 }

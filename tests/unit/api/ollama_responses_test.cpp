@@ -140,7 +140,7 @@ TEST(ResponsesBuilder, OneItemAtATimeWithIncreasingSequenceNumbers) {
     sse += b.apply({delta(K::REASONING, "think"), delta(K::CONTENT, "\n\n"),
                     delta(K::TOOL_CALL_START, ""), delta(K::TOOL_CALL_ARGS, "{\"a\":"),
                     delta(K::TOOL_CALL_ARGS, "1}"), delta(K::CONTENT, "after")});
-    sse += b.finish(finish_reason::STOP, "", 5, 7);
+    sse += b.finish(finish_reason::STOP, "", 5, 2, 7);
     auto evs = events_of(sse);
     std::vector<std::string> types;
     for (size_t i = 0; i < evs.size(); ++i) {
@@ -173,18 +173,20 @@ TEST(ResponsesBuilder, OneItemAtATimeWithIncreasingSequenceNumbers) {
     EXPECT_EQ(r["output"][1]["arguments"], "{\"a\":1}");
     EXPECT_EQ(r["output"][2]["content"][0]["text"], "after");
     EXPECT_EQ(r["usage"]["total_tokens"], 12);
+    EXPECT_EQ(r["usage"]["input_tokens"], 5);  // the whole prompt, the cached part included
+    EXPECT_EQ(r["usage"]["input_tokens_details"]["cached_tokens"], 2);
 }
 
 TEST(ResponsesBuilder, LengthIsIncompleteAndErrorsFail) {
     responses_builder a("r", "m", 1, json::object());
     a.start();
     a.apply({delta(chat_delta::kind::CONTENT, "x")});
-    auto ev = events_of(a.finish(finish_reason::LENGTH, "", 1, 1));
+    auto ev = events_of(a.finish(finish_reason::LENGTH, "", 1, 0, 1));
     EXPECT_EQ(ev.back()["type"], "response.incomplete");
     EXPECT_EQ(ev.back()["response"]["incomplete_details"]["reason"], "max_output_tokens");
     responses_builder f("r", "m", 1, json::object());
     f.start();
-    ev = events_of(f.finish(finish_reason::ERROR, "boom", 1, 0));
+    ev = events_of(f.finish(finish_reason::ERROR, "boom", 1, 0, 0));
     EXPECT_EQ(ev.back()["type"], "response.failed");
     EXPECT_EQ(ev.back()["response"]["error"]["message"], "boom");
 }
