@@ -2,6 +2,7 @@
 
 #include <chat.h>
 #include <common.h>
+#include <ggml-cpu.h>
 #include <llama.h>
 #include <sampling.h>
 
@@ -59,6 +60,10 @@ struct llama_engine::impl {
     const llama_vocab *vocab = nullptr;
     common_chat_templates_ptr templates;
     llama_batch batch{};
+    // One persistent compute threadpool, as llama-server attaches (common.cpp common_threadpools):
+    // without it ggml creates and joins its threads on every graph compute, which costs a
+    // thread start per tick and, on a loaded 2-core machine, tens of ms of scheduling latency.
+    ggml_threadpool *threadpool = nullptr;
     std::vector<common_sampler *> samplers;  // by seq id
     std::vector<int32_t> item_logits_index;  // batch index of each item's last token, last decode
 
@@ -105,6 +110,14 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         throw std::runtime_error(
             "cannot create a llama.cpp context (ctx-size/parallel too large?)");
     }
+    ggml_threadpool_params tpp = ggml_threadpool_params_default(threads);
+    impl_->threadpool          = ggml_threadpool_new(&tpp);
+    if (impl_->threadpool) {
+        llama_attach_threadpool(impl_->ctx, impl_->threadpool, impl_->threadpool);
+    } else {
+        SF_LOG_WARN("engine", "no persistent threadpool (%d threads): ggml makes one per decode",
+                    threads);
+    }
     // Recurrent and hybrid memories refuse partial removal, and a sliding-window cache has
     // dropped old cells: there, only whole saved states are reusable (ENGINE-NOTES.md).
     partial_ = !llama_model_is_recurrent(impl_->model) && !llama_model_is_hybrid(impl_->model) &&
@@ -135,6 +148,7 @@ llama_engine::~llama_engine() {
     llama_batch_free(impl_->batch);
     impl_->templates.reset();
     if (impl_->ctx) llama_free(impl_->ctx);
+    if (impl_->threadpool) ggml_threadpool_free(impl_->threadpool);
     if (impl_->model) llama_model_free(impl_->model);
 }
 
