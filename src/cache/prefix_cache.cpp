@@ -87,14 +87,17 @@ int32_t prefix_cache::attach(int seq, std::span<const token_id> prompt, int32_t 
     bool from_memory = false;
     if (n == 0 && mem_n > 0) {
         if (live_seq >= 0) {
-            engine_.seq_share(live_seq, seq, mem_n);
-            n = mem_n;
+            if (engine_.seq_share(live_seq, seq, mem_n)) n = mem_n;
         } else if (auto it = entries_.find(mem_entry); it != entries_.end()) {
-            if (partial_) {
-                engine_.seq_share(it->second.cache_seq, seq, mem_n);
-                n = mem_n;
+            if (it->second.cache_seq >= 0) {
+                if (engine_.seq_share(it->second.cache_seq, seq, mem_n)) n = mem_n;
             } else if (engine_.seq_load(seq, it->second.snapshot)) {
+                // A snapshot of a longer sequence: cut back to the common prefix.
                 n = mem_n;
+                if (partial_ && !engine_.seq_trim(seq, n)) {
+                    engine_.seq_trim(seq, 0);
+                    n = 0;
+                }
             }
             if (n > 0) {
                 it->second.hits++;
@@ -180,16 +183,27 @@ void prefix_cache::retain(int seq, std::span<const token_id> tokens) {
         touch(m.shared_entry);  // an entry already holds all of it
         return;
     }
-    if (free_seqs_.empty()) {
-        int64_t v = victim(-1, true);
-        if (v >= 0) remove(v);
-    }
-    if (free_seqs_.empty()) return;
     entry e;
-    e.cache_seq = free_seqs_.back();
-    free_seqs_.pop_back();
-    engine_.seq_share(seq, e.cache_seq, len);
-    e.bytes = static_cast<int64_t>(engine_.seq_state_size(e.cache_seq));
+    if (engine_.n_cache_seqs() > 0) {
+        // Cells stay in the KV cache under a cache-owned sequence id.
+        if (free_seqs_.empty()) {
+            int64_t v = victim(-1, true);
+            if (v >= 0) remove(v);
+        }
+        if (free_seqs_.empty()) return;
+        e.cache_seq = free_seqs_.back();
+        free_seqs_.pop_back();
+        if (!engine_.seq_share(seq, e.cache_seq, len)) {
+            free_seqs_.push_back(e.cache_seq);
+            return;
+        }
+        e.bytes = static_cast<int64_t>(engine_.seq_state_size(e.cache_seq));
+    } else {
+        // One KV stream per sequence: the cells go with the sequence; keep a host copy,
+        // which any later prompt sharing a prefix of it loads and cuts back.
+        if (!engine_.seq_save(seq, e.snapshot)) return;
+        e.bytes = static_cast<int64_t>(e.snapshot.size());
+    }
     // Entries that are whole a prefix of this one are redundant now.
     for (;;) {
         auto w = tree_.find(tokens, len);

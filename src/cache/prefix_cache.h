@@ -3,10 +3,14 @@
 // clients; owned by the worker, driven by the scheduler's tick thread.
 //
 // Two kinds of entries, after what the engine's memory allows (engine_i::partial_prefixes):
-// * Attention-only models: a finished sequence's KV cells stay in the KV cache under a
-//   cache-owned sequence id (engine_i::n_cache_seqs) instead of being freed. A new sequence
-//   gets the longest common prefix with any entry, or with a live sequence, by tagging the
-//   same cells for it (engine_i::seq_share, llama_memory_seq_cp): shared, not copied.
+// * Attention-only models: any prefix is reusable. A new sequence gets the longest common
+//   prefix with any entry, or with a live sequence (engine_i::seq_share). Where the engine
+//   has one KV pool for all sequences (engine_i::n_cache_seqs > 0), a finished sequence's
+//   cells stay under a cache-owned sequence id and are shared by tagging, not copied. The
+//   llama.cpp engine gives each sequence its own KV stream (attention then scans only its own
+//   cells, see llama_engine.cpp), so there an entry is a host copy of the finished sequence's
+//   state (engine_i::seq_save), loaded into the new sequence and cut back to the common
+//   prefix; a live source is copied the same way.
 // * Recurrent and hybrid models: their state cannot be cut back, so the cache holds host
 //   snapshots (engine_i::seq_save) taken at message boundaries of the rendered chat (end of
 //   the system prompt, of each earlier turn; scheduler decodes up to them exactly), at the

@@ -89,13 +89,15 @@ void writer::commit(std::deque<op> &batch) {
         for (const auto &o : ok_ops)
             if (o.type == op::kind::TOKEN) failed_.insert(o.session);
     }
-    for (auto &o : ok_ops) {
-        if (o.type == op::kind::FINISH) failed_.erase(o.session);  // its last write
-        if (o.done) o.done(ok, err);
-    }
+    // Retention runs before the acknowledgements: whoever waits for a finish to be journaled
+    // (a client's stream end) then sees the sessions it expired gone, never a stale state.
     if (ok && any_finish) {
         size_t n = db_->prune(unix_ms());
         if (n > 0) SF_LOG_DEBUG("journal", "retention removed %zu finished sessions", n);
+    }
+    for (auto &o : ok_ops) {
+        if (o.type == op::kind::FINISH) failed_.erase(o.session);  // its last write
+        if (o.done) o.done(ok, err);
     }
 }
 

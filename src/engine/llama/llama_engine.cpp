@@ -47,11 +47,6 @@ common_chat_msg to_common(const chat_message &m) {
     return cm;
 }
 
-// Sequence ids the prefix cache may use beside the live ones. A unified KV cache accepts any
-// id below LLAMA_MAX_SEQ (256, llama-cparams.h) whatever n_seq_max is.
-constexpr int32_t k_max_seq_ids   = 256;
-constexpr int32_t k_cache_seq_ids = 64;
-
 }  // namespace
 
 struct llama_engine::impl {
@@ -95,13 +90,18 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     int32_t threads =
         opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
     llama_context_params cp = llama_context_default_params();
-    cp.n_ctx      = static_cast<uint32_t>(opts.ctx_size) * static_cast<uint32_t>(opts.parallel);
-    cp.n_batch    = opts.batch_size;
-    cp.n_ubatch   = opts.batch_size;
-    cp.n_seq_max  = opts.parallel;
-    cp.kv_unified = true;  // one pool of KV cells for all sequences (prefix sharing needs it)
-    threads_      = threads;
-    cp.n_threads  = threads;
+    cp.n_ctx     = static_cast<uint32_t>(opts.ctx_size) * static_cast<uint32_t>(opts.parallel);
+    cp.n_batch   = opts.batch_size;
+    cp.n_ubatch  = opts.batch_size;
+    cp.n_seq_max = opts.parallel;
+    // One KV stream per sequence (llama-server's default with -np): attention of a sequence
+    // runs over its own cells only. A unified pool makes every token attend (masked) over all
+    // sequences' cells: with 8 agents at 7,500 tokens, ggml's flash-attention kernel scanned
+    // 60k-cell masks per row and the agents ran at 0.6x llama-server's tokens/s. Prefixes
+    // move between streams as state copies (seq_share), not shared cells.
+    cp.kv_unified      = false;
+    threads_           = threads;
+    cp.n_threads       = threads;
     cp.n_threads_batch = threads;
     cp.no_perf         = true;
     impl_->ctx         = llama_init_from_model(impl_->model, cp);
@@ -348,12 +348,16 @@ size_t llama_engine::parked_bytes() const {
     return impl_->parked_bytes.load();
 }
 
-int32_t llama_engine::n_cache_seqs() const {
-    return partial_ ? std::max(0, std::min(k_cache_seq_ids, k_max_seq_ids - opts_.parallel)) : 0;
-}
-
-void llama_engine::seq_share(int src, int dst, int32_t n) {
-    llama_memory_seq_cp(llama_get_memory(impl_->ctx), src, dst, 0, n);
+// Streams are per sequence, and llama_memory_seq_cp across streams copies a whole stream
+// buffer only at the next decode (llama-kv-cache.cpp seq_cp): a state saved then would be
+// stale. A state copy (get/set, immediate) of the source's cells, then cutting the tail,
+// gives `dst` exactly positions [0, n).
+bool llama_engine::seq_share(int src, int dst, int32_t n) {
+    std::vector<uint8_t> state;
+    if (seq_save(src, state) && seq_load(dst, state) && seq_trim(dst, n)) return true;
+    SF_LOG_WARN("engine", "cannot copy %d cached tokens from sequence %d to %d", n, src, dst);
+    llama_memory_seq_rm(llama_get_memory(impl_->ctx), dst, -1, -1);
+    return false;
 }
 
 bool llama_engine::seq_trim(int seq, int32_t n) {

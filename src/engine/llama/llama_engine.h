@@ -49,8 +49,7 @@ class llama_engine final : public engine_i {
     void seq_drop_parked(int64_t handle) override;
     size_t parked_bytes() const override;
     bool partial_prefixes() const override { return partial_; }
-    int32_t n_cache_seqs() const override;
-    void seq_share(int src, int dst, int32_t n) override;
+    bool seq_share(int src, int dst, int32_t n) override;
     bool seq_trim(int seq, int32_t n) override;
     size_t seq_state_size(int seq) override;
     bool seq_save(int seq, std::vector<uint8_t> &out) override;
@@ -70,7 +69,7 @@ class llama_engine final : public engine_i {
     std::unique_ptr<impl> impl_;
     llama_engine_options opts_;
     std::string model_name_;
-    bool partial_ = false;  // attention-only memory: prefixes can be shared and cut
+    bool partial_    = false;  // attention-only memory: prefixes can be shared and cut
     int32_t threads_ = 1;
 };
 

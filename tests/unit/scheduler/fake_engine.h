@@ -77,11 +77,12 @@ class fake_engine : public engine_i {
     }
     bool partial_prefixes() const override { return partial; }
     int32_t n_cache_seqs() const override { return partial ? cache_seqs : 0; }
-    void seq_share(int src, int dst, int32_t n) override {
+    bool seq_share(int src, int dst, int32_t n) override {
         auto s = mem[src];
         s.resize(std::min(s.size(), static_cast<size_t>(n)));
         mem[dst] = s;
         ++shares;
+        return true;
     }
     bool seq_trim(int seq, int32_t n) override {
         if (!partial && n != 0) return false;

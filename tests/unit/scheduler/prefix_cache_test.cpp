@@ -65,8 +65,10 @@ struct fixture {
     sf::test::fake_engine eng;
     std::unique_ptr<sf::cache::prefix_cache> cache;
     std::unique_ptr<sf::scheduler> sched;
-    explicit fixture(bool partial, int64_t ram = 1 << 20) {
+    // cache_seqs 0: one KV stream per sequence (the llama.cpp engine), entries are host copies.
+    explicit fixture(bool partial, int64_t ram = 1 << 20, int32_t cache_seqs = 8) {
         eng.partial            = partial;
+        eng.cache_seqs         = cache_seqs;
         eng.sample_from_memory = true;
         sf::cache::cache_options co;
         co.ram_bytes = ram;
@@ -91,8 +93,13 @@ run_result scratch(std::vector<token_id> p) {
 
 }  // namespace
 
-TEST(PrefixCache, SharedKvPrefixIsReusedAndGivesTheSameTokens) {
-    fixture f(true);
+class PrefixCacheKv : public ::testing::TestWithParam<int32_t> {};
+
+// Both ways of keeping attention prefixes: cells under cache-owned ids (8), host copies (0).
+INSTANTIATE_TEST_SUITE_P(PoolOrStreams, PrefixCacheKv, ::testing::Values(8, 0));
+
+TEST_P(PrefixCacheKv, SharedKvPrefixIsReusedAndGivesTheSameTokens) {
+    fixture f(true, 1 << 20, GetParam());
     f.sched->start();
     auto a = f.run(prompt_of(200, 10, 1));
     EXPECT_EQ(a.cached, 0);
@@ -115,8 +122,8 @@ TEST(PrefixCache, SharedKvPrefixIsReusedAndGivesTheSameTokens) {
     EXPECT_EQ(st.cached_tokens, 409u);
 }
 
-TEST(PrefixCache, MultiTurnContinuationReusesPromptAndAnswer) {
-    fixture f(true);
+TEST_P(PrefixCacheKv, MultiTurnContinuationReusesPromptAndAnswer) {
+    fixture f(true, 1 << 20, GetParam());
     f.sched->start();
     auto p1 = prompt_of(100, 5, 1);
     auto a  = f.run(p1);
@@ -152,9 +159,10 @@ TEST(PrefixCache, SnapshotsAtMessageBoundariesOnRecurrentMemory) {
 }
 
 TEST(PrefixCache, ConcurrentRequestsWaitForTheSharedPrefillInsteadOfRepeatingIt) {
-    for (bool partial : {true, false}) {
-        SCOPED_TRACE(partial ? "kv" : "snapshots");
-        fixture f(partial);
+    for (int mode : {0, 1, 2}) {
+        const bool partial = mode < 2;
+        SCOPED_TRACE(mode == 0 ? "kv pool" : mode == 1 ? "kv streams" : "snapshots");
+        fixture f(partial, 1 << 20, mode == 0 ? 8 : 0);
         std::vector<std::shared_ptr<sf::event_channel>> chans;
         for (int i = 0; i < 4; ++i) chans.push_back(submit(*f.sched, prompt_of(300, 8, i), {300}));
         f.sched->start();
