@@ -43,7 +43,8 @@ std::vector<server_spec> server_specs(const bench_options &o) {
                      o.ctx_size, o.parallel, o.threads});
     if (!o.against.empty())  // the only peer so far: llama-server
         specs.push_back({server_kind::llama_server, "llama-server", o.llama_server_bin, o.model, "",
-                         o.ctx_size, o.parallel, o.threads});
+                         o.ctx_size, o.peer_parallel > 0 ? o.peer_parallel : o.parallel,
+                         o.threads});
     return specs;
 }
 
@@ -146,9 +147,12 @@ int run(const bench_options &o) {
     rec["started_at"] = iso_now();
     rec["runs"]       = o.runs;
     rec["sizes"]      = sizes(o);
-    rec["settings"] = {{"ctx_size", o.ctx_size}, {"parallel", o.parallel}, {"threads", o.threads}};
-    rec["machine"]  = machine_info();
-    rec["model"]    = nullptr;
+    rec["settings"]   = {{"ctx_size", o.ctx_size},
+                         {"parallel", o.parallel},
+                         {"peer_parallel", o.peer_parallel > 0 ? o.peer_parallel : o.parallel},
+                         {"threads", o.threads}};
+    rec["machine"]    = machine_info();
+    rec["model"]      = nullptr;
     if (!o.model.empty()) {
         prog.say("model checksum");
         std::error_code ec;

@@ -23,6 +23,7 @@ struct bench_options {
     std::string command_line;         // the exact command, for the record
     int ctx_size             = 8192;  // per sequence, both servers
     int parallel             = 8;     // sequences / slots, both servers
+    int peer_parallel        = 0;     // llama-server's slots (-np); 0: same as `parallel`
     int threads              = 0;     // inference threads (0 = engine default)
     double request_timeout_s = 900;   // one HTTP request's read timeout
     bool progress            = true;  // live progress on stderr
@@ -47,7 +48,7 @@ struct bench_options {
     int agentic_system_bytes = 7000;
     // burst
     std::vector<int> burst_sizes = {30, 60, 80};
-    int burst_tokens             = 32;
+    int burst_tokens             = 64;  // the burst: requests of 64 tokens
     double burst_window_s        = 0.2;
     // short answers (prefix, agentic, warm-up)
     int short_tokens = 8;

@@ -28,6 +28,10 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
         ->capture_default_str();
     cmd.add_option("--parallel", o.parallel, "Sequences/slots, both servers")
         ->capture_default_str();
+    cmd.add_option("--peer-parallel", o.peer_parallel,
+                   "llama-server's slots (-np) when not --parallel, e.g. 4, its default; its "
+                   "total context stays --ctx-size per slot")
+        ->capture_default_str();
     cmd.add_option("--threads", o.threads, "Inference threads (0 = engine default)")
         ->capture_default_str();
     cmd.add_option("--timeout", o.request_timeout_s, "Per-request read timeout, seconds")

@@ -38,6 +38,13 @@ int main(int argc, char **argv) {
                      "Most prompt tokens one sequence gets per tick")
         ->capture_default_str()
         ->check(CLI::Range(1, 8192));
+    serve
+        ->add_option("--tick-ms", so.tick_ms,
+                     "Target duration of a tick that carries prompt tokens, ms (bounds how long "
+                     "a new interactive request waits for the tick in flight; 0: always "
+                     "--batch-size prompt tokens per tick)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 10000));
     serve->add_option("--threads,-t", so.threads, "CPU threads for inference (0 = all)")
         ->capture_default_str();
     serve->add_option("--http-threads", so.http_threads, "Concurrent HTTP connections")
@@ -152,6 +159,7 @@ int main(int argc, char **argv) {
     worker->add_option("--parallel", wo.engine.parallel, "Concurrent sequences");
     worker->add_option("--batch-size", wo.engine.batch_size, "Tokens per tick");
     worker->add_option("--prefill-chunk", wo.prefill_chunk, "Prompt tokens per sequence per tick");
+    worker->add_option("--tick-ms", wo.tick_ms, "Target tick duration with prefill, ms");
     worker->add_option("--threads", wo.engine.threads, "CPU threads (0 = all)");
     worker->add_option("--aging-ms", wo.aging_ms, "Aging step in milliseconds");
     worker->add_option("--max-queue", wo.max_waiting, "Waiting sessions per class");
@@ -169,7 +177,7 @@ int main(int argc, char **argv) {
         so.default_priority = *sf::parse_class_name(default_priority);
         sf::parse_size_mib(cache_ram, so.cache_ram);
         sf::parse_size_mib(cache_disk, so.cache_disk);
-        so.journal          = journal_mode == "on";
+        so.journal = journal_mode == "on";
         return sf::run_serve(so);
     }
     if (*worker) return sf::run_worker(wo);

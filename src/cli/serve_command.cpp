@@ -116,6 +116,7 @@ int run_serve(const serve_options &in) {
                                      "--parallel",      std::to_string(opts.parallel),
                                      "--batch-size",    std::to_string(opts.batch_size),
                                      "--prefill-chunk", std::to_string(opts.prefill_chunk),
+                                     "--tick-ms",       std::to_string(opts.tick_ms),
                                      "--threads",       std::to_string(opts.threads),
                                      "--aging-ms",      std::to_string(opts.aging_ms),
                                      "--max-queue",     std::to_string(opts.max_queue)};

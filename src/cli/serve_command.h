@@ -15,6 +15,7 @@ struct serve_options {
     int parallel          = 8;     // concurrent sequences
     int batch_size        = 512;   // tokens per tick
     int prefill_chunk     = 512;   // prompt tokens per sequence per tick
+    int tick_ms           = 30;    // target tick duration with prefill, ms (0: fixed budget)
     int threads           = 0;     // 0 = all CPUs
     int http_threads      = 128;
     size_t max_body_bytes = 32u << 20;

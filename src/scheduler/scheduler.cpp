@@ -9,6 +9,22 @@ namespace sf {
 scheduler::scheduler(engine_i &engine, scheduler_options opts)
     : engine_(engine), opts_(opts), slots_(engine.n_seq_max()) {
     opts_.planner.budget = std::min(opts_.planner.budget, engine.n_batch());
+    const int32_t cap =
+        opts_.planner.prefill_budget > 0 ? opts_.planner.prefill_budget : opts_.planner.budget;
+    opts_.planner.prefill_budget = std::min(cap, opts_.planner.budget);
+    prefill_budget_              = opts_.planner.prefill_budget;
+}
+
+// Proportional control of the prompt tokens per tick: the tick just measured scaled to the
+// target duration, averaged with the current value (one slow tick does not halve it), in
+// multiples of the planner's quantum, between one quantum and the configured cap. Tick cost
+// grows with context length (attention), so the value follows the prompts as they grow.
+void scheduler::adapt_prefill_budget(int32_t prefill_tokens, double tick_ms) {
+    const int32_t q = std::max(opts_.planner.quantum, 1);
+    if (opts_.tick_ms <= 0 || prefill_tokens < q || tick_ms <= 0) return;
+    const double fit = prefill_tokens * (opts_.tick_ms / tick_ms);
+    const auto next  = static_cast<int32_t>(0.5 * prefill_budget_ + 0.5 * fit);
+    prefill_budget_  = std::clamp(next / q * q, q, opts_.planner.prefill_budget);
 }
 
 scheduler::~scheduler() {
@@ -286,7 +302,9 @@ bool scheduler::tick() {
             pending = std::min(pending, s.boundaries.front() - s.n_past);
         in.push_back({i, aged(s, now), pending, one_by_one, s.last_served, s.arrival});
     }
-    auto plan = plan_tick(in, opts_.planner);
+    planner_options po = opts_.planner;
+    po.prefill_budget  = prefill_budget_;
+    auto plan          = plan_tick(in, po);
     if (plan.empty()) return false;
 
     ++tick_no_;
@@ -303,7 +321,10 @@ bool scheduler::tick() {
         if (!s.generating) n_prompt += e.n_tokens;
         items.push_back(std::move(it));
     }
-    int rc = decode_with_room(items);
+    const auto started = clock::now();
+    int rc             = decode_with_room(items);
+    adapt_prefill_budget(n_prompt,
+                         std::chrono::duration<double, std::milli>(clock::now() - started).count());
     {
         std::lock_guard lk(mu_);
         stats_.ticks++;

@@ -55,6 +55,11 @@ struct scheduler_options {
     planner_options planner;
     int64_t aging_ms    = 10000;  // one class more urgent per aging_ms without service
     int32_t max_waiting = 1024;   // per class; beyond it submit() refuses (overload)
+    // Target duration of a tick with prefill, ms; 0: prefill takes the whole planner budget.
+    // A request arriving mid-tick waits for that tick, so this bounds how late an interactive
+    // request's first tick starts. The prompt tokens per tick follow the measured tick time
+    // (between planner.quantum and planner.prefill_budget or budget).
+    int32_t tick_ms = 0;
     // Prefix cache (src/cache), owned by the caller, used from the tick thread; null: none.
     cache::prefix_cache *cache = nullptr;
 };
@@ -118,6 +123,7 @@ class scheduler {
     std::vector<cache::live_source> live_sources(int except) const;
     int decode_with_room(const std::vector<batch_item> &items);
     void update_counts_locked();
+    void adapt_prefill_budget(int32_t prefill_tokens, double tick_ms);
 
     engine_i &engine_;
     scheduler_options opts_;
@@ -126,9 +132,10 @@ class scheduler {
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::deque<seq_state> waiting_;  // new requests and parked sequences
-    bool stopping_     = false;
-    uint64_t arrivals_ = 0;
-    uint64_t tick_no_  = 0;
+    bool stopping_          = false;
+    uint64_t arrivals_      = 0;
+    uint64_t tick_no_       = 0;
+    int32_t prefill_budget_ = 0;  // prompt tokens per tick now (adapted to tick_ms)
     scheduler_stats stats_;
     std::thread thread_;
 };

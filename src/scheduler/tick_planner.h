@@ -3,7 +3,14 @@
 //
 // Order (issue #4): decode steps of generating sequences by class, then prefill chunks by
 // class. Within a class, the sequence served least recently goes first (round-robin), so one
-// long prompt cannot take every tick's budget.
+// long prompt cannot take every tick's budget. While an interactive sequence prefills, the
+// tick carries no prefill of lower classes: the interactive prompt's tick stays as short as
+// its own tokens make it (its first token is not held up by batch prompts).
+//
+// Prefill chunks are cut at multiples of `quantum` tokens (the last piece of a prompt
+// excepted): ggml's CPU flash attention runs its tiled GEMM path only for at least 64 query
+// rows per sequence and pads to 64 (GGML_FA_TILE_Q, ggml-cpu/common.h, ops.cpp); a 56-token
+// chunk took the per-row path and cost about as much as 128.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +36,10 @@ struct plan_entry {
 };
 
 struct planner_options {
-    int32_t budget        = 512;  // tokens per tick (the decode's n_batch)
-    int32_t prefill_chunk = 512;  // most prompt tokens one sequence gets in one tick
+    int32_t budget         = 512;  // tokens per tick, decode steps included (the decode's n_batch)
+    int32_t prefill_chunk  = 512;  // most prompt tokens one sequence gets in one tick
+    int32_t prefill_budget = 0;    // most prompt tokens in one tick, all sequences; 0: budget
+    int32_t quantum        = 64;   // prefill chunks are multiples of this (the prompt's end aside)
 };
 
 /** Returns the tick's entries in planning order; total n_tokens <= budget. */

@@ -64,11 +64,14 @@ int run_worker(const worker_options &opts) {
         co.model_fingerprint = cache::model_fingerprint(opts.engine.model_path);
     cache::prefix_cache cache(*engine, co);
     scheduler_options so;
-    so.cache                 = &cache;
-    so.planner.budget        = opts.engine.batch_size;
-    so.planner.prefill_chunk = opts.prefill_chunk;
-    so.aging_ms              = opts.aging_ms;
-    so.max_waiting           = opts.max_waiting;
+    so.cache = &cache;
+    // Decode steps ride on top of the prompt tokens: n_batch = batch_size + parallel.
+    so.planner.budget         = engine->n_batch();
+    so.planner.prefill_budget = opts.engine.batch_size;
+    so.planner.prefill_chunk  = opts.prefill_chunk;
+    so.tick_ms                = opts.tick_ms;
+    so.aging_ms               = opts.aging_ms;
+    so.max_waiting            = opts.max_waiting;
     scheduler sched(*engine, so);
     sched.start();
     llama_embedder embedder(engine->model(), opts.engine.ctx_size, engine->threads());

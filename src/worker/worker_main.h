@@ -11,6 +11,7 @@ struct worker_options {
     llama_engine_options engine;
     std::string socket_path;        // unix socket the gRPC server listens on
     int32_t prefill_chunk = 512;    // most prompt tokens one sequence gets per tick
+    int32_t tick_ms       = 30;     // target duration of a tick with prefill (0: fixed budget)
     int64_t aging_ms      = 10000;  // a sequence unserved this long counts one class more urgent
     int32_t max_waiting   = 1024;   // waiting sessions per class before overload errors
     int64_t cache_ram     = int64_t(4096) << 20;  // prefix cache memory budget, bytes (0: off)

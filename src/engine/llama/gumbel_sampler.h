@@ -1,10 +1,12 @@
-// The last stage of each sequence's sampler chain, in place of llama.cpp's `dist`: Gumbel-max
-// sampling with counter-based noise. Token i of a session is argmax over the candidates of
-// (logit + G), G = -log(-log(u)), u = hash(seed, i, token id) in (0,1) — a draw from
-// softmax(logits) (the Gumbel-max trick) that depends only on (seed, i) and the logits, not on
-// earlier draws. So a session resumed at index i samples what the uninterrupted run did, and
-// tiny logit differences (another batch layout after a restart) almost never change the pick:
-// the top two perturbed scores are typically ~1 apart, far above float noise.
+// The last stage of each sequence's sampler chain, in place of llama.cpp's `dist`: sampling
+// with counter-based randomness. Token i of a session is drawn from softmax(logits) by the
+// inverse CDF at u = hash(seed, i) in (0,1): the draw depends only on (seed, i) and the
+// logits, not on earlier draws. So a session resumed at index i samples what the
+// uninterrupted run did (its tokens are replayed as the same decode steps, so the logits are
+// the same), and a tiny logit difference changes the pick only if u falls within that
+// difference of a boundary of the cumulative distribution.
+// (The stage keeps its first name, sf-gumbel: it began as Gumbel-max, which costs a hash and
+// two logarithms per candidate.)
 #pragma once
 
 #include <cstdint>

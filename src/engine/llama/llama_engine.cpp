@@ -90,9 +90,10 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     int32_t threads =
         opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
     llama_context_params cp = llama_context_default_params();
-    cp.n_ctx     = static_cast<uint32_t>(opts.ctx_size) * static_cast<uint32_t>(opts.parallel);
-    cp.n_batch   = opts.batch_size;
-    cp.n_ubatch  = opts.batch_size;
+    cp.n_ctx = static_cast<uint32_t>(opts.ctx_size) * static_cast<uint32_t>(opts.parallel);
+    // Room for a full prefill budget plus one decode step per sequence (scheduler ticks).
+    cp.n_batch   = static_cast<uint32_t>(n_batch());
+    cp.n_ubatch  = cp.n_batch;
     cp.n_seq_max = opts.parallel;
     // One KV stream per sequence (llama-server's default with -np): attention of a sequence
     // runs over its own cells only. A unified pool makes every token attend (masked) over all
@@ -123,7 +124,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     partial_ = !llama_model_is_recurrent(impl_->model) && !llama_model_is_hybrid(impl_->model) &&
                llama_model_n_swa(impl_->model) == 0;
     impl_->templates = common_chat_templates_init(impl_->model, "");
-    impl_->batch     = llama_batch_init(opts.batch_size, 0, 1);
+    impl_->batch     = llama_batch_init(n_batch(), 0, 1);
     impl_->samplers.assign(opts.parallel, nullptr);
 
     char name[256] = {0};
@@ -275,7 +276,15 @@ bool llama_engine::seq_start(int seq, const sampling_params &p, std::span<const 
 int llama_engine::decode(const std::vector<batch_item> &items) {
     common_batch_clear(impl_->batch);
     impl_->item_logits_index.assign(items.size(), -1);
-    for (size_t i = 0; i < items.size(); ++i) {
+    // Tokens go in by sequence id. With one KV stream per sequence llama.cpp splits a batch
+    // into ubatches of consecutive, increasing sequence ids (llama-batch.cpp split_equal,
+    // sequential): in planning order (by class) a tick of 8 decode steps became up to 8
+    // graph computes instead of one.
+    std::vector<size_t> order(items.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return items[a].seq < items[b].seq; });
+    for (size_t i : order) {
         const auto &it = items[i];
         for (size_t k = 0; k < it.tokens.size(); ++k) {
             bool last = k + 1 == it.tokens.size();

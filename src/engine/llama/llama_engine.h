@@ -17,7 +17,7 @@ struct llama_engine_options {
     std::string model_path;
     int32_t ctx_size   = 8192;  // per-sequence context limit (prompt + generated)
     int32_t parallel   = 8;     // concurrent sequences; KV cells = ctx_size * parallel
-    int32_t batch_size = 512;   // tokens per decode (tick budget)
+    int32_t batch_size = 512;   // prompt tokens per decode (tick budget; decode steps ride on top)
     int32_t threads    = 0;     // 0: number of CPUs
 };
 
@@ -29,7 +29,7 @@ class llama_engine final : public engine_i {
 
     int32_t n_ctx_seq() const override { return opts_.ctx_size; }
     int32_t n_seq_max() const override { return opts_.parallel; }
-    int32_t n_batch() const override { return opts_.batch_size; }
+    int32_t n_batch() const override { return opts_.batch_size + opts_.parallel; }
 
     std::vector<token_id> tokenize(std::string_view text, bool add_bos) const override;
     std::string token_piece(token_id t) const override;
