@@ -15,16 +15,27 @@ scheduler::scheduler(engine_i &engine, scheduler_options opts)
     prefill_budget_              = opts_.planner.prefill_budget;
 }
 
-// Proportional control of the prompt tokens per tick: the tick just measured scaled to the
-// target duration, averaged with the current value (one slow tick does not halve it), in
-// multiples of the planner's quantum, between one quantum and the configured cap. Tick cost
-// grows with context length (attention), so the value follows the prompts as they grow.
-void scheduler::adapt_prefill_budget(int32_t prefill_tokens, double tick_ms) {
+// Proportional control of the prompt tokens per tick: the prompt part of the tick just
+// measured (its time less its decode steps at their measured cost) scaled to the target,
+// averaged with the current value (one slow tick does not halve it), in multiples of the
+// planner's quantum, between one quantum and the configured cap. Prompt cost grows with
+// context length (attention), so the value follows the prompts as they grow. Decode steps are
+// not budgeted: every generating sequence gets its token each tick.
+void scheduler::adapt_prefill_budget(int32_t prefill_tokens, int32_t decode_steps, double tick_ms) {
     const int32_t q = std::max(opts_.planner.quantum, 1);
-    if (opts_.tick_ms <= 0 || prefill_tokens < q || tick_ms <= 0) return;
-    const double fit = prefill_tokens * (opts_.tick_ms / tick_ms);
-    const auto next  = static_cast<int32_t>(0.5 * prefill_budget_ + 0.5 * fit);
-    prefill_budget_  = std::clamp(next / q * q, q, opts_.planner.prefill_budget);
+    if (opts_.tick_ms <= 0 || tick_ms <= 0) return;
+    if (prefill_tokens == 0 && decode_steps > 0) {
+        const double per_step = tick_ms / decode_steps;
+        decode_step_ms_ = decode_step_ms_ > 0 ? 0.8 * decode_step_ms_ + 0.2 * per_step : per_step;
+        return;
+    }
+    if (prefill_tokens < q) return;
+    const double prompt_ms = std::max(tick_ms - decode_steps * decode_step_ms_, 0.2 * tick_ms);
+    const double fit       = prefill_tokens * (opts_.tick_ms / prompt_ms);
+    const auto next        = static_cast<int32_t>(0.5 * prefill_budget_ + 0.5 * fit);
+    const int32_t lo =
+        std::min(std::max(opts_.min_prefill / q * q, q), opts_.planner.prefill_budget);
+    prefill_budget_ = std::clamp(next / q * q, lo, opts_.planner.prefill_budget);
 }
 
 scheduler::~scheduler() {
@@ -310,7 +321,7 @@ bool scheduler::tick() {
     ++tick_no_;
     std::vector<batch_item> items;
     items.reserve(plan.size());
-    int32_t n_prompt = 0;
+    int32_t n_prompt = 0, n_steps = 0;
     for (const auto &e : plan) {
         auto &s = slots_[e.slot].seq;
         batch_item it;
@@ -318,12 +329,15 @@ bool scheduler::tick() {
         it.tokens.assign(s.pending.begin(), s.pending.begin() + e.n_tokens);
         it.pos         = s.n_past;
         it.want_logits = e.n_tokens == static_cast<int32_t>(s.pending.size());
-        if (!s.generating) n_prompt += e.n_tokens;
+        if (!s.generating)
+            n_prompt += e.n_tokens;
+        else
+            n_steps += e.n_tokens;
         items.push_back(std::move(it));
     }
     const auto started = clock::now();
     int rc             = decode_with_room(items);
-    adapt_prefill_budget(n_prompt,
+    adapt_prefill_budget(n_prompt, n_steps,
                          std::chrono::duration<double, std::milli>(clock::now() - started).count());
     {
         std::lock_guard lk(mu_);

@@ -38,8 +38,11 @@ class fake_engine : public engine_i {
         return true;
     }
     int decode(const std::vector<batch_item> &items) override {
-        if (decode_sleep_us)
-            std::this_thread::sleep_for(std::chrono::microseconds(decode_sleep_us));
+        size_t n_in = 0;
+        for (const auto &it : items) n_in += it.tokens.size();
+        if (decode_sleep_us || token_sleep_us)
+            std::this_thread::sleep_for(
+                std::chrono::microseconds(decode_sleep_us + token_sleep_us * n_in));
         size_t cells = 0, adding = 0;
         for (auto &[s, toks] : mem) cells += toks.size();
         for (const auto &it : items) adding += it.tokens.size();
@@ -111,10 +114,11 @@ class fake_engine : public engine_i {
     size_t parked_bytes() const override { return 0; }
 
     int32_t ctx = 4096, seqs = 4, batch = 64;
-    bool partial                            = true;  // attention-like memory
-    int32_t cache_seqs                      = 8;
-    bool sample_from_memory                 = false;
-    size_t capacity                         = 0;   // cells in all sequences' memory; 0: unbounded
+    int token_sleep_us      = 0;     // decode time per input token (on top of decode_sleep_us)
+    bool partial            = true;  // attention-like memory
+    int32_t cache_seqs      = 8;
+    bool sample_from_memory = false;
+    size_t capacity         = 0;                   // cells in all sequences' memory; 0: unbounded
     static constexpr size_t bytes_per_token = 16;  // >= sizeof(token_id): saves hold the ids
     std::map<int, std::vector<token_id>> mem;
     std::map<int64_t, std::vector<token_id>> parked_mem;

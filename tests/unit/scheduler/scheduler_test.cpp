@@ -268,3 +268,37 @@ TEST(Scheduler, SubmitRefusesBeyondTheClassQueueLimit) {
     EXPECT_TRUE(s.submit(mk(sf::priority_class::INTERACTIVE)));  // the limit is per class
     EXPECT_EQ(s.stats().waiting_by_class[2], 2);
 }
+
+// Tick-time control: with a decode that costs 100 us per token and a 20 ms target, the prompt
+// tokens per tick settle far below the 1,024-token cap (at about 200: 192 in 64-token quanta,
+// never under the 128 floor); with the control off every chunk is the whole cap. Sleeps only
+// overshoot, which makes chunks smaller, so the bounds hold on a loaded machine.
+TEST(Scheduler, PromptTokensPerTickFollowTheTickTimeTarget) {
+    for (int32_t target : {20, 0}) {
+        sf::test::fake_engine eng;
+        eng.batch                = 1024 + 4;
+        eng.ctx                  = 16384;
+        eng.token_sleep_us       = 100;
+        auto o                   = opts(1024 + 4, 1024);
+        o.planner.prefill_budget = 1024;
+        o.tick_ms                = target;
+        sf::scheduler s(eng, o);
+        auto ch = submit(s, "long", 8192, 1);
+        s.start();
+        drain(*ch);
+        s.stop();
+        std::vector<size_t> chunks;
+        for (const auto &c : eng.calls)
+            if (c.size() == 1 && c[0].tokens.size() > 1) chunks.push_back(c[0].tokens.size());
+        ASSERT_GT(chunks.size(), 6u);
+        for (size_t i = 4; i + 1 < chunks.size(); ++i) {
+            if (target > 0) {
+                EXPECT_GE(chunks[i], 128u);
+                EXPECT_LE(chunks[i], 320u) << "tick " << i;
+                EXPECT_EQ(chunks[i] % 64, 0u);
+            } else {
+                EXPECT_EQ(chunks[i], 1024u);
+            }
+        }
+    }
+}
