@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace sf {
 
 using json = nlohmann::json;
@@ -54,11 +56,18 @@ std::string anthropic_stop_reason(const session_event &fin, bool has_tool_calls,
     return "end_turn";
 }
 
+// Anthropic's usage: input_tokens counts only the prompt tokens not read from the cache, so
+// input + cache_read + cache_creation is the whole prompt (what count_tokens returns).
+// cache_creation_input_tokens is always 0: our cache needs no cache_control breakpoints and
+// writing to it costs nothing extra, whereas Anthropic bills creation at a premium; reporting
+// the newly cached tokens there would make clients that price usage (Claude Code's cost
+// line) charge a cache write, and would leave input_tokens near 0 on every cold request.
 static json usage(const anthropic_meta &m) {
-    return {{"input_tokens", m.input_tokens},
+    const int32_t cached = std::clamp(m.cached_tokens, 0, m.prompt_tokens);
+    return {{"input_tokens", m.prompt_tokens - cached},
             {"output_tokens", m.output_tokens},
             {"cache_creation_input_tokens", 0},
-            {"cache_read_input_tokens", 0}};
+            {"cache_read_input_tokens", cached}};
 }
 
 // A tool call's input: its arguments as a JSON object ({} when they are not one, e.g. cut
@@ -98,7 +107,8 @@ anthropic_stream::event anthropic_stream::ping() {
     return {"ping", R"({"type":"ping"})"};
 }
 
-std::vector<anthropic_stream::event> anthropic_stream::start() {
+std::vector<anthropic_stream::event> anthropic_stream::start(int32_t cached_tokens) {
+    meta_.cached_tokens = cached_tokens;
     json msg = {{"id", meta_.id},           {"type", "message"},        {"role", "assistant"},
                 {"model", meta_.model},     {"content", json::array()}, {"stop_reason", nullptr},
                 {"stop_sequence", nullptr}, {"usage", usage(meta_)}};
@@ -164,11 +174,13 @@ std::vector<anthropic_stream::event> anthropic_stream::on_delta(const chat_delta
 
 std::vector<anthropic_stream::event> anthropic_stream::finish(const std::string &stop_reason,
                                                               const std::string &stop_sequence,
-                                                              int32_t output_tokens) {
+                                                              int32_t output_tokens,
+                                                              int32_t cached_tokens) {
     std::vector<event> out;
     if (index_ < 0) open(block::TEXT, R"({"type":"text","text":""})", out);  // never no block
     close(out);
     meta_.output_tokens = output_tokens;
+    meta_.cached_tokens = cached_tokens;
     out.push_back(
         {"message_delta",
          dump({{"type", "message_delta"},

@@ -14,11 +14,17 @@
 
 namespace sf {
 
-/** Identity and counts of one response. */
+/**
+ * Identity and counts of one response. Usage is reported with Anthropic's prompt-caching
+ * semantics: input_tokens = prompt_tokens − cached_tokens (the part prefilled),
+ * cache_read_input_tokens = cached_tokens, cache_creation_input_tokens = 0; the three add up
+ * to the whole prompt, which is what /v1/messages/count_tokens returns.
+ */
 struct anthropic_meta {
     std::string id;  // "msg_…"
     std::string model;
-    int32_t input_tokens  = 0;
+    int32_t prompt_tokens = 0;  // the whole rendered prompt
+    int32_t cached_tokens = 0;  // of those, reused from the prefix cache
     int32_t output_tokens = 0;
 };
 
@@ -55,10 +61,13 @@ class anthropic_stream {
     using event = std::pair<std::string, std::string>;
     explicit anthropic_stream(anthropic_meta m) : meta_(std::move(m)) {}
 
-    std::vector<event> start();
+    /** message_start and a ping; `cached_tokens`: prompt tokens read from the cache so far known.
+     */
+    std::vector<event> start(int32_t cached_tokens);
     std::vector<event> on_delta(const chat_delta &d);
+    /** The end; message_delta repeats the whole usage, with the final cached count. */
     std::vector<event> finish(const std::string &stop_reason, const std::string &stop_sequence,
-                              int32_t output_tokens);
+                              int32_t output_tokens, int32_t cached_tokens);
     std::vector<event> fail(const api_error &e);
     static event ping();
 

@@ -189,6 +189,7 @@ void prefix_cache::retain(int seq, std::span<const token_id> tokens) {
         if (free_seqs_.empty()) {
             int64_t v = victim(-1, true);
             if (v >= 0) remove(v);
+            publish();
         }
         if (free_seqs_.empty()) return;
         e.cache_seq = free_seqs_.back();
@@ -221,8 +222,7 @@ int64_t prefix_cache::add(std::span<const token_id> tokens, entry e) {
     bytes_ += e.bytes;
     tree_.insert(id, tokens);
     entries_.emplace(id, std::move(e));
-    publish();
-    return id;
+    return id;  // published by enforce_budget(), which always follows
 }
 
 void prefix_cache::remove(int64_t id) {
@@ -235,7 +235,6 @@ void prefix_cache::remove(int64_t id) {
     bytes_ -= it->second.bytes;
     tree_.erase(id);
     entries_.erase(it);
-    publish();
 }
 
 void prefix_cache::touch(int64_t id) {
@@ -268,6 +267,9 @@ void prefix_cache::enforce_budget(int64_t keep) {
         std::lock_guard lk(stats_mu_);
         stats_.evictions += evicted;
     }
+    // Only now: /metrics must never see the moment between an entry's insertion and the
+    // evictions that make room for it (the budget looked exceeded under load).
+    publish();
 }
 
 bool prefix_cache::evict_for_decode() {
@@ -275,6 +277,7 @@ bool prefix_cache::evict_for_decode() {
     for (const auto &[id, e] : entries_) kv += e.cache_seq >= 0;
     if (kv == 0) return false;
     for (size_t n = (kv + 1) / 2; n > 0; --n) remove(victim(-1, true));
+    publish();
     std::lock_guard lk(stats_mu_);
     stats_.evictions += (kv + 1) / 2;
     return true;

@@ -99,20 +99,23 @@ bool write_all(stream_state &st, httplib::DataSink &sink,
 }
 
 bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSink &sink) {
-    if (!st.started) {
-        st.started = true;
-        if (!write_all(st, sink, st.events->start())) return false;
-    }
     std::vector<session_event> evs;
     std::optional<session_event> fin;
     bool got = st.s->read(st.cursor, evs, fin, 100ms);
     if (client_gone(req, st.last_check)) return false;
-    if (!got) {
-        // Keep proxies and clients from timing out a long prefill.
-        if (std::chrono::steady_clock::now() - st.last_write > 10s)
-            return write_all(st, sink, {anthropic_stream::ping()});
-        return true;
+    // Nothing written for a while: keep proxies and clients from timing out a long prefill.
+    const bool quiet = std::chrono::steady_clock::now() - st.last_write > 10s;
+    if (!st.started && (got || quiet)) {
+        // message_start waits for the first token (or the end), which brings the prefix
+        // cache's count, so its usage is already the final one, as Anthropic's is. A prefill
+        // longer than the keep-alive interval gets it earlier with what is known then
+        // (nothing read from the cache yet); message_delta's cumulative usage has the count.
+        st.started = true;
+        if (!write_all(st, sink, st.events->start(st.s->cached_tokens()))) return false;
+    } else if (!got && quiet) {
+        return write_all(st, sink, {anthropic_stream::ping()});
     }
+    if (!got) return true;
     for (const auto &ev : evs) {
         ++st.cursor;
         for (const auto &d : st.parser->push(ev.text))
@@ -131,7 +134,9 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
         std::string stop_sequence;
         const auto reason = anthropic_stop_reason(*fin, !st.parser->message().tool_calls.empty(),
                                                   st.stops, stop_sequence);
-        if (!write_all(st, sink, st.events->finish(reason, stop_sequence, fin->completion_tokens)))
+        if (!write_all(st, sink,
+                       st.events->finish(reason, stop_sequence, fin->completion_tokens,
+                                         fin->cached_tokens)))
             return false;
     }
     st.done = true;
@@ -152,7 +157,7 @@ void handle_messages(const httplib::Request &req, const std::string &body, httpl
         return send_error(res, anthropic_start_error(serr));
     }
     set_session_header(res, s->id());
-    anthropic_meta meta{"msg_" + s->id().substr(5), greq.model, s->prompt_tokens(), 0};
+    anthropic_meta meta{"msg_" + s->id().substr(5), greq.model, s->prompt_tokens(), 0, 0};
     const std::string id_prefix = "toolu_" + s->id().substr(5) + "_";
 
     if (opts.stream) {
@@ -189,6 +194,7 @@ void handle_messages(const httplib::Request &req, const std::string &body, httpl
     parser.push(text);
     parser.finish();
     meta.output_tokens = fin.completion_tokens;
+    meta.cached_tokens = fin.cached_tokens;
     std::string stop_sequence;
     const auto reason = anthropic_stop_reason(fin, !parser.message().tool_calls.empty(),
                                               opts.stop_sequences, stop_sequence);

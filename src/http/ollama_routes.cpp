@@ -2,6 +2,7 @@
 
 #include <cpp-httplib/httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -71,6 +72,7 @@ struct run_end {
     std::string reason;  // "stop" | "length"
     std::string error;   // set when generation failed
     int32_t completion_tokens = 0;
+    int32_t cached_tokens     = 0;  // prompt tokens reused from the prefix cache
 };
 
 // Reads what arrived (waiting up to 100 ms) into `d`. Returns false when the client went away.
@@ -97,7 +99,7 @@ bool poll(ollama_run &r, const httplib::Request &req, ollama_delta &d,
     }
     if (r.hit_limit) {
         add_text(r, "", d, true);
-        end = run_end{"length", "", static_cast<int32_t>(r.limit)};
+        end = run_end{"length", "", static_cast<int32_t>(r.limit), r.s->cached_tokens()};
         return true;
     }
     if (!fin) return true;
@@ -107,21 +109,25 @@ bool poll(ollama_run &r, const httplib::Request &req, ollama_delta &d,
     }
     add_text(r, fin->text, d, true);
     end = run_end{fin->reason == finish_reason::LENGTH ? "length" : "stop", "",
-                  fin->completion_tokens};
+                  fin->completion_tokens, fin->cached_tokens};
     return true;
 }
 
-// The final line's fields from the run's clocks and counts.
+// The final line's fields from the run's clocks and counts. As in Ollama, prompt_eval_count
+// counts only the prompt tokens evaluated (the prefix cache supplied the rest) and
+// prompt_eval_duration is the time until the first token, which is spent on those; `context`
+// is still the whole exchange.
 ollama_done make_done(ollama_run &r, const run_end &e) {
     const auto now = clock_type::now();
     ollama_done d;
-    d.reason                  = e.reason;
-    d.stats.total_ns          = ns_between(r.t_start, now);
-    d.stats.load_ns           = ns_between(r.t_start, r.t_accepted);
-    d.stats.prompt_eval_ns    = ns_between(r.t_accepted, r.got_first ? r.t_first : now);
-    d.stats.eval_ns           = r.got_first ? ns_between(r.t_first, now) : 0;
-    d.stats.prompt_eval_count = r.s->prompt_tokens();
-    d.stats.eval_count        = e.completion_tokens;
+    d.reason               = e.reason;
+    d.stats.total_ns       = ns_between(r.t_start, now);
+    d.stats.load_ns        = ns_between(r.t_start, r.t_accepted);
+    d.stats.prompt_eval_ns = ns_between(r.t_accepted, r.got_first ? r.t_first : now);
+    d.stats.eval_ns        = r.got_first ? ns_between(r.t_first, now) : 0;
+    d.stats.prompt_eval_count =
+        r.s->prompt_tokens() - std::clamp(e.cached_tokens, 0, r.s->prompt_tokens());
+    d.stats.eval_count = e.completion_tokens;
     if (!r.chat) {
         // `context`: this exchange's tokens, to be passed back for a follow-up generate.
         r.generated.insert(r.generated.begin(), r.s->prompt_token_ids().begin(),

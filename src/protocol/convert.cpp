@@ -170,6 +170,7 @@ void to_proto(const session_event &ev, const std::string &session_id, pb::Genera
         t->set_token_id(ev.token);
         t->set_piece(ev.piece);
         t->set_text(ev.text);
+        t->set_cached_tokens(ev.cached_tokens);
         return;
     }
     auto *f = out.mutable_finished();
@@ -184,10 +185,11 @@ void to_proto(const session_event &ev, const std::string &session_id, pb::Genera
 
 session_event from_proto(const pb::Token &t) {
     session_event ev;
-    ev.index = t.index();
-    ev.token = t.token_id();
-    ev.piece = t.piece();
-    ev.text  = t.text();
+    ev.index         = t.index();
+    ev.token         = t.token_id();
+    ev.piece         = t.piece();
+    ev.text          = t.text();
+    ev.cached_tokens = t.cached_tokens();
     return ev;
 }
 

@@ -262,10 +262,13 @@ void scheduler::on_sampled(int slot, token_id t) {
         return;
     }
     session_event ev;
-    ev.index     = s.n_generated++;
-    ev.token     = t;
-    ev.piece     = engine_.token_piece(t);
-    ev.text      = s.text->push(ev.piece);
+    ev.index = s.n_generated++;
+    ev.token = t;
+    ev.piece = engine_.token_piece(t);
+    ev.text  = s.text->push(ev.piece);
+    // The first token tells the head how much of the prompt the cache supplied, so APIs
+    // that report usage before the answer ends (Anthropic's message_start) can be exact.
+    if (ev.index == 0) ev.cached_tokens = s.cached;
     bool stopped = s.text->stopped();
     s.req.channel->push(std::move(ev));
     {

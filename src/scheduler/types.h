@@ -34,7 +34,8 @@ struct session_event {
     std::string error;
     int32_t prompt_tokens     = 0;
     int32_t completion_tokens = 0;
-    int32_t cached_tokens     = 0;
+    // FINISHED, and TOKEN index 0: prompt tokens reused from the prefix cache.
+    int32_t cached_tokens = 0;
 };
 
 /**

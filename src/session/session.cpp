@@ -6,6 +6,7 @@ void session::add_token(session_event ev) {
     {
         std::lock_guard lk(mu_);
         if (finished_) return;
+        if (ev.cached_tokens > 0) cached_tokens_ = ev.cached_tokens;  // the first token's
         tokens_.push_back(std::move(ev));
     }
     cv_.notify_all();

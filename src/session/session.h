@@ -56,7 +56,10 @@ class session {
     const std::string &id() const { return id_; }
     const std::string &model() const { return model_; }
     int32_t prompt_tokens() const { return prompt_tokens_; }
-    /** Prompt tokens reused from the prefix cache: known for sure once finished. */
+    /**
+     * Prompt tokens reused from the prefix cache: known once the first token arrived (the
+     * worker sends it with that token), or the session finished; 0 before.
+     */
     int32_t cached_tokens() const;
     /** The prompt's token ids, when the request asked for them (set before start() returns). */
     const std::vector<token_id> &prompt_token_ids() const { return prompt_token_ids_; }

@@ -153,6 +153,14 @@ static start_error from_rejected(const pb::Rejected &r) {
     return e;
 }
 
+// The request as the worker gets it: volatile lines (a per-request billing header) would
+// defeat the prefix cache.
+static generate_request without_volatile_lines(const generate_request &req) {
+    generate_request norm = req;
+    cache::normalize_volatile_lines(norm.messages);
+    return norm;
+}
+
 std::shared_ptr<session> session_manager::start(const generate_request &req, start_error &err) {
     if (shutting_down_.load()) {
         err.type    = start_error::kind::UNAVAILABLE;
@@ -165,10 +173,7 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
     // Give a worker that is (re)starting a few seconds to accept the connection; never wait
     // unbounded (a request must not hang on a dead worker).
     channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    // Volatile lines (a per-request billing header) would defeat the prefix cache.
-    generate_request norm = req;
-    cache::normalize_volatile_lines(norm.messages);
-    auto preq = to_proto(norm, id);
+    auto preq = to_proto(without_volatile_lines(req), id);
     std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader(stub_->Generate(ctx.get(), preq));
 
     pb::GenerateEvent first;
@@ -293,7 +298,9 @@ bool session_manager::count_prompt_tokens(const generate_request &req, int32_t &
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     ctx.set_wait_for_ready(true);
     pb::GenerateEvent reply;
-    grpc::Status st = stub_->Render(&ctx, to_proto(req, new_session_id()), &reply);
+    // Counted as start() renders it, so usage adds up to this count.
+    grpc::Status st =
+        stub_->Render(&ctx, to_proto(without_volatile_lines(req), new_session_id()), &reply);
     if (!st.ok()) {
         err.type    = start_error::kind::UNAVAILABLE;
         err.message = "the inference worker is not available (" + st.error_message() + ")";

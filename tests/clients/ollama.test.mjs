@@ -49,7 +49,9 @@ test('generate: response, done_reason, context', async () => {
   assert.equal(r.done, true);
   assert.equal(r.done_reason, 'length');
   assert.equal(r.eval_count, 5);
-  assert.equal(r.context.length, r.prompt_eval_count + r.eval_count);
+  // `context` is the whole exchange; prompt_eval_count only what the prefix cache did not have
+  // (the chat template's first tokens may be shared with an earlier test's prompt).
+  assert.ok(r.prompt_eval_count >= 1 && r.context.length >= r.prompt_eval_count + r.eval_count);
   const parts = [];
   for await (const p of await ollama.generate({ model: MODEL, prompt: 'Hi', stream: true, options: { num_predict: 3 } })) parts.push(p);
   assert.equal(parts.at(-1).done, true);
@@ -102,6 +104,34 @@ test('tools and think are accepted; tool history with object arguments renders',
   assert.equal(r.done, true);
   assert.ok(r.prompt_eval_count > 40, 'tools and history are in the prompt');
   for (const tc of r.message.tool_calls ?? []) assert.equal(typeof tc.function.arguments, 'object');
+});
+
+test('prefix cache: prompt_eval_count counts only the prompt tokens evaluated, as in Ollama', async () => {
+  // A server of its own, so the first request is cold: its prompt_eval_count is the whole prompt.
+  const s = await startServer([]);
+  try {
+    const client = new Ollama({ host: s.url });
+    const w = ['amber', 'basil', 'cedar', 'dune', 'ember', 'fjord', 'grove', 'heath', 'inlet', 'juniper'];
+    let x = 5;
+    const system = `You are a careful assistant. ${Array.from({ length: 400 }, () => w[(x = (x * 1103515245 + 12345) % 2147483648) % w.length]).join(' ')}`;
+    const options = { num_predict: 4, temperature: 0 };
+    const cold = await client.generate({ model: MODEL, system, prompt: 'List the files.', options });
+    assert.ok(cold.prompt_eval_count > 400, `a long prompt: ${cold.prompt_eval_count}`);
+    assert.equal(cold.context.length, cold.prompt_eval_count + cold.eval_count, 'cold: the whole prompt evaluated');
+    // The same prompt again: the same exchange, all but its last prompt token from the cache.
+    const again = await client.generate({ model: MODEL, system, prompt: 'List the files.', options });
+    assert.deepEqual(again.context, cold.context);
+    assert.equal(again.prompt_eval_count, 1);
+    assert.equal(again.context.length - again.eval_count, cold.prompt_eval_count, 'the same whole prompt');
+    // A new question under the same system prompt (chat and generate): only the rest is evaluated.
+    const other = await client.generate({ model: MODEL, system, prompt: 'Read README.md.', options });
+    const whole = other.context.length - other.eval_count;
+    assert.ok(other.prompt_eval_count < whole - 400, `${other.prompt_eval_count} of ${whole} evaluated`);
+    const chat = await client.chat({ model: MODEL, messages: [{ role: 'system', content: system }, { role: 'user', content: 'Count to five.' }], options });
+    assert.ok(chat.prompt_eval_count >= 1 && chat.prompt_eval_count < cold.prompt_eval_count - 400, `chat evaluated ${chat.prompt_eval_count}`);
+  } finally {
+    await s.stop();
+  }
 });
 
 test('list, show, ps, version', async () => {

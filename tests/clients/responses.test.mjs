@@ -49,6 +49,20 @@ test('responses.create non-streaming: a response object with output_text and usa
   assert.equal(r.usage.total_tokens, r.usage.input_tokens + r.usage.output_tokens);
 });
 
+test('prefix cache: a second response sharing long instructions reports input_tokens_details.cached_tokens', async () => {
+  const w = ['amber', 'basil', 'cedar', 'dune', 'ember', 'fjord', 'grove', 'heath', 'inlet', 'juniper'];
+  let x = 3;
+  const instructions = `You are a careful assistant. ${Array.from({ length: 400 }, () => w[(x = (x * 1103515245 + 12345) % 2147483648) % w.length]).join(' ')}`;
+  const a = await client.responses.create({ model: MODEL, instructions, input: 'List the files.', max_output_tokens: 4, temperature: 0 });
+  assert.ok(a.usage.input_tokens > 400);
+  assert.ok(a.usage.input_tokens_details.cached_tokens < 50, `new instructions: ${JSON.stringify(a.usage)}`);
+  const b = await client.responses.create({ model: MODEL, instructions, input: 'Read README.md.', max_output_tokens: 4, temperature: 0 });
+  // OpenAI's semantics: input_tokens is the whole prompt, the cached part included.
+  assert.ok(b.usage.input_tokens > 400);
+  assert.ok(b.usage.input_tokens_details.cached_tokens > 400, JSON.stringify(b.usage));
+  assert.ok(b.usage.input_tokens_details.cached_tokens < b.usage.input_tokens);
+});
+
 test('responses.create streaming: typed events in order, sequence_numbers increasing, text equals non-streamed', async () => {
   const req = { model: MODEL, input: 'Tell me a story.', max_output_tokens: 12, temperature: 0 };
   const full = await client.responses.create(req);

@@ -80,18 +80,28 @@ test('B03 streamed tool input equals non-streamed and validates against the sche
   assert.equal(s.usage.output_tokens, msg.usage.output_tokens);
 });
 
-test('B04 B07 usage: message_start and message_delta carry the real input_tokens, equal to count_tokens', async () => {
+// The whole prompt in an Anthropic usage block: input_tokens counts only what was not read
+// from the prefix cache.
+const promptOf = (u) => u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
+
+test('B04 B07 usage: message_start and message_delta carry the real prompt count, equal to count_tokens', async () => {
   const body = { system: 's', messages: [{ role: 'user', content: 'hi' }] };
   const counted = await post('/v1/messages/count_tokens?beta=true', { model: MODEL, ...body });
   assert.equal(counted.status, 200, counted.text);
   const n = JSON.parse(counted.text).input_tokens;
   assert.ok(n > 5, `input_tokens ${n}`);
   const s = await stream({ ...body, max_tokens: 6 });
-  assert.equal(s.message.usage.input_tokens, n);
-  assert.equal(s.usage.input_tokens, n);
+  assert.equal(promptOf(s.message.usage), n);
+  // message_start waits for the first token, so it already has the final cache count.
+  for (const k of ['input_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'])
+    assert.equal(s.usage[k], s.message.usage[k], `message_delta repeats message_start's ${k}`);
   assert.ok(s.usage.output_tokens >= 1 && s.usage.output_tokens <= 6);
+  // The same request again: all but the last prompt token comes from the cache.
   const whole = JSON.parse((await messages({ ...body, max_tokens: 6 })).text);
-  assert.equal(whole.usage.input_tokens, n);
+  assert.equal(promptOf(whole.usage), n);
+  assert.equal(whole.usage.cache_read_input_tokens, n - 1, JSON.stringify(whole.usage));
+  assert.equal(whole.usage.input_tokens, 1);
+  assert.equal(whole.usage.cache_creation_input_tokens, 0);
 });
 
 test('B07 count_tokens counts tools and system the way /v1/messages renders them (?beta=true ignored)', async () => {
@@ -103,7 +113,7 @@ test('B07 count_tokens counts tools and system the way /v1/messages renders them
   assert.ok(withSystem > plain);
   assert.ok(JSON.parse(withTools.text).input_tokens > plain + 20, 'the tool definitions are in the prompt');
   const started = await stream({ ...base, tools: [RUN_TOOL], max_tokens: 2 });
-  assert.equal(started.message.usage.input_tokens, JSON.parse(withTools.text).input_tokens);
+  assert.equal(promptOf(started.message.usage), JSON.parse(withTools.text).input_tokens);
 });
 
 test('B06 thinking and redacted_thinking blocks in assistant history, tool_result content as blocks', async () => {

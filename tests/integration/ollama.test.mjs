@@ -65,23 +65,41 @@ test('/api/generate streamed and not give the same text; context continues a con
   const lines = await readNdjson(await postJson(server.url, '/api/generate', req));
   const last = lines.at(-1);
   assertDoneLine(last, { context: true });
+  // `context` is the whole exchange; prompt_eval_count only what the prefix cache did not have.
+  assert.ok(last.context.length >= last.prompt_eval_count + last.eval_count);
   const streamed = lines.map((l) => l.response).join('');
   const one = await (await postJson(server.url, '/api/generate', { ...req, stream: false })).json();
   assert.equal(one.done, true);
   assert.equal(one.response, streamed);
   assert.deepEqual(one.context, last.context);
-  assert.equal(one.context.length, one.prompt_eval_count + one.eval_count);
+  assert.equal(one.prompt_eval_count, 1, 'the repeated prompt comes from the cache but its last token');
   const next = await (
     await postJson(server.url, '/api/generate', { ...req, prompt: 'And then?', context: one.context, stream: false })
   ).json();
-  assert.ok(next.prompt_eval_count > one.context.length, 'the earlier exchange is part of the prompt');
+  assert.deepEqual(next.context.slice(0, one.context.length), one.context, 'the earlier exchange is part of the prompt');
+  assert.ok(next.context.length > one.context.length + next.eval_count);
+  const whole = next.context.length - next.eval_count;
+  assert.ok(whole - next.prompt_eval_count >= one.context.length - 1, 'the earlier exchange came from the cache');
+});
+
+test('/api/generate prompt_eval_count counts only the prompt tokens evaluated; context stays the whole exchange', async () => {
+  // Raw, with a first word no other test uses: nothing of it can be cached yet.
+  const req = { model: MODEL, prompt: 'Zanzibar quokkas wrote a long saga about the sea.', raw: true, stream: false, options: { num_predict: 6, temperature: 0 } };
+  const cold = await (await postJson(server.url, '/api/generate', req)).json();
+  assertDoneLine(cold, { context: true });
+  assert.equal(cold.context.length, cold.prompt_eval_count + cold.eval_count, 'a cold prompt is evaluated whole');
+  const warm = await (await postJson(server.url, '/api/generate', req)).json();
+  assert.deepEqual(warm.context, cold.context);
+  assert.ok(warm.prompt_eval_count < cold.prompt_eval_count, `${warm.prompt_eval_count} < ${cold.prompt_eval_count}`);
+  assert.equal(warm.prompt_eval_count, 1, 'all but the last prompt token from the cache');
+  assert.equal(warm.context.length - warm.eval_count, cold.prompt_eval_count, 'the same whole prompt');
 });
 
 test('/api/generate raw sends the prompt as is; a template is rendered; an unsupported one is a 400', async () => {
   const raw = await (
     await postJson(server.url, '/api/generate', { model: MODEL, prompt: 'hello', raw: true, stream: false, options: { num_predict: 2, temperature: 0 } })
   ).json();
-  assert.equal(raw.prompt_eval_count, 1, '"hello" is one token, no template around it');
+  assert.equal(raw.context.length - raw.eval_count, 1, '"hello" is one token, no template around it');
   const t = await (
     await postJson(server.url, '/api/generate', {
       model: MODEL, prompt: 'hello', system: 'sys', stream: false, options: { num_predict: 2, temperature: 0 },
@@ -91,7 +109,10 @@ test('/api/generate raw sends the prompt as is; a template is rendered; an unsup
   const same = await (
     await postJson(server.url, '/api/generate', { model: MODEL, prompt: 'sys hello', raw: true, stream: false, options: { num_predict: 2, temperature: 0 } })
   ).json();
-  assert.equal(t.prompt_eval_count, same.prompt_eval_count, 'the template rendered "sys hello"');
+  // `context` holds the whole prompt (prompt_eval_count only what the prefix cache lacked).
+  const promptOf = (r) => r.context.slice(0, r.context.length - r.eval_count);
+  assert.deepEqual(promptOf(t), promptOf(same), 'the template rendered "sys hello"');
+  assert.equal(same.prompt_eval_count, 1, 'the same prompt again: all but its last token from the cache');
   assert.equal(t.response, same.response);
   const bad = await postJson(server.url, '/api/generate', { model: MODEL, prompt: 'x', template: '{{ range .Messages }}{{ end }}' });
   assert.equal(bad.status, 400);
@@ -142,7 +163,7 @@ test('options are honoured: num_predict, stop, unknown options ignored', async (
     await postJson(server.url, '/api/generate', { model: MODEL, prompt: 'Count.', stream: false, options: { num_ctx: 14 } })
   ).json();
   assert.equal(capped.done_reason, 'length');
-  assert.equal(capped.prompt_eval_count + capped.eval_count, 14);
+  assert.equal(capped.context.length, 14, 'the whole prompt and the answer fill num_ctx');
 });
 
 test('a prompt over the context is a 400 error before any NDJSON line, streamed or not (B22)', async () => {

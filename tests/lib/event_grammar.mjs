@@ -105,7 +105,11 @@ export function checkAnthropicStream(text) {
   out.stopSequence = md.delta.stop_sequence;
   out.usage = md.usage;
   assert.ok(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use'].includes(out.stopReason), out.stopReason);
-  assert.equal(md.usage.input_tokens, out.message.usage.input_tokens, 'cumulative usage repeats input_tokens');
+  // Cumulative usage: the whole prompt (input_tokens + the cache's counts) as in message_start.
+  // The split may differ: a message_start sent before the first token (a long prefill) cannot
+  // know yet what the prefix cache supplied.
+  const promptOf = (u) => u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
+  assert.equal(promptOf(md.usage), promptOf(out.message.usage), 'cumulative usage repeats the prompt count');
   assert.equal(typeof md.usage.output_tokens, 'number');
   return out;
 }

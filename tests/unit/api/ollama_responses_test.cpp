@@ -173,6 +173,7 @@ TEST(ResponsesBuilder, OneItemAtATimeWithIncreasingSequenceNumbers) {
     EXPECT_EQ(r["output"][1]["arguments"], "{\"a\":1}");
     EXPECT_EQ(r["output"][2]["content"][0]["text"], "after");
     EXPECT_EQ(r["usage"]["total_tokens"], 12);
+    EXPECT_EQ(r["usage"]["input_tokens"], 5);  // the whole prompt, the cached part included
     EXPECT_EQ(r["usage"]["input_tokens_details"]["cached_tokens"], 3);
 }
 

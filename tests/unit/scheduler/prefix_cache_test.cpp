@@ -23,7 +23,8 @@ std::vector<token_id> prompt_of(int shared, int distinct, int salt) {
 
 struct run_result {
     std::vector<token_id> tokens;
-    int32_t cached = 0;
+    int32_t cached       = 0;
+    int32_t first_cached = -1;  // what the first token said (usage before the end)
 };
 
 std::shared_ptr<sf::event_channel> submit(sf::scheduler &s, std::vector<token_id> prompt,
@@ -47,6 +48,7 @@ run_result drain(sf::event_channel &ch) {
             r.cached = ev.cached_tokens;
             break;
         }
+        if (r.tokens.empty()) r.first_cached = ev.cached_tokens;
         r.tokens.push_back(ev.token);
     }
     return r;
@@ -104,6 +106,7 @@ TEST_P(PrefixCacheKv, SharedKvPrefixIsReusedAndGivesTheSameTokens) {
     const size_t before = decoded_tokens(f.eng);
     auto b              = f.run(prompt_of(200, 10, 2));
     EXPECT_EQ(b.cached, 200);
+    EXPECT_EQ(b.first_cached, 200);  // known with the first token, not only at the end
     // Only the distinct part and the generated tokens were decoded.
     EXPECT_EQ(decoded_tokens(f.eng) - before, 10u + 3u);
     EXPECT_EQ(b.tokens, scratch(prompt_of(200, 10, 2)).tokens);
