@@ -119,6 +119,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         SF_LOG_WARN("engine", "no persistent threadpool (%d threads): ggml makes one per decode",
                     threads);
     }
+    warm_up();
     // Recurrent and hybrid memories refuse partial removal, and a sliding-window cache has
     // dropped old cells: there, only whole saved states are reusable (ENGINE-NOTES.md).
     partial_ = !llama_model_is_recurrent(impl_->model) && !llama_model_is_hybrid(impl_->model) &&
@@ -137,6 +138,22 @@ llama_engine::llama_engine(const llama_engine_options &opts)
                 "loaded %s (%s): ctx %d per sequence x %d sequences, batch %d, %d threads",
                 opts.model_path.c_str(), model_name_.c_str(), opts.ctx_size, opts.parallel,
                 opts.batch_size, threads);
+}
+
+// One throwaway decode before the first request, as llama-server does (common.cpp, "warming up
+// the model with an empty run"): the first llama_decode pays for faulting in the mmap'd weights
+// and setting up compute buffers — tens of ms on the test models, which a request after a
+// restart would otherwise carry on top of a prefix restored from disk.
+void llama_engine::warm_up() {
+    std::vector<llama_token> tmp;
+    const llama_token bos = llama_vocab_bos(impl_->vocab), eos = llama_vocab_eos(impl_->vocab);
+    if (bos != LLAMA_TOKEN_NULL) tmp.push_back(bos);
+    if (eos != LLAMA_TOKEN_NULL) tmp.push_back(eos);
+    if (tmp.empty()) tmp.push_back(0);
+    if (llama_decode(impl_->ctx, llama_batch_get_one(tmp.data(), static_cast<int32_t>(tmp.size()))))
+        SF_LOG_WARN("engine", "the warm-up decode failed; the first request pays its cost");
+    llama_memory_clear(llama_get_memory(impl_->ctx), true);
+    llama_synchronize(impl_->ctx);
 }
 
 llama_engine::~llama_engine() {

@@ -65,6 +65,7 @@ class llama_engine final : public engine_i {
     int32_t threads() const { return threads_; }
 
   private:
+    void warm_up();
     struct impl;
     std::unique_ptr<impl> impl_;
     llama_engine_options opts_;
