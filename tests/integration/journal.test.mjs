@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServer, until } from '../lib/server.mjs';
+import { sseFrames } from '../lib/sse.mjs';
 
 const workerPid = (server) => Number([...server.log().matchAll(/worker started, pid (\d+)/g)].at(-1)[1]);
 
@@ -32,44 +33,21 @@ function post(server, path, body, headers = {}) {
  * the joined content deltas, the in-band error if any, the event ids seen, whether [DONE] came.
  */
 async function readSSE(res, onEvent) {
-  const reader = res.body.getReader();
-  const dec = new TextDecoder();
-  let buf = '';
   const out = { text: '', content: '', reasoning: '', error: null, ids: [], done: false };
-  for (;;) {
-    let chunk;
-    try {
-      chunk = await reader.read();
-    } catch {
-      break; // the server died
+  for await (const { id, data } of sseFrames(res)) {
+    if (data === '[DONE]') {
+      out.done = true;
+      continue;
     }
-    if (chunk.done) break;
-    buf += dec.decode(chunk.value, { stream: true });
-    let nl;
-    while ((nl = buf.indexOf('\n\n')) >= 0) {
-      const frame = buf.slice(0, nl);
-      buf = buf.slice(nl + 2);
-      let id = null;
-      let data = null;
-      for (const line of frame.split('\n')) {
-        if (line.startsWith('id: ')) id = line.slice(4);
-        if (line.startsWith('data: ')) data = line.slice(6);
-      }
-      if (data === null) continue;
-      if (data === '[DONE]') {
-        out.done = true;
-        continue;
-      }
-      const j = JSON.parse(data);
-      if (j.error) out.error = j.error;
-      // The answer as the model wrote it: reasoning (Qwen3 may open a think block) + content.
-      const d = (j.choices?.[0]?.delta?.reasoning_content ?? '') + (j.choices?.[0]?.delta?.content ?? j.choices?.[0]?.text ?? '') || undefined;
-      if (d) out.text += d;
-      out.content += j.choices?.[0]?.delta?.content ?? '';
-      out.reasoning += j.choices?.[0]?.delta?.reasoning_content ?? '';
-      if (id) out.ids.push(id);
-      if (onEvent) onEvent({ id, data: j, out });
-    }
+    const j = JSON.parse(data);
+    if (j.error) out.error = j.error;
+    // The answer as the model wrote it: reasoning (Qwen3 may open a think block) + content.
+    const d = (j.choices?.[0]?.delta?.reasoning_content ?? '') + (j.choices?.[0]?.delta?.content ?? j.choices?.[0]?.text ?? '') || undefined;
+    if (d) out.text += d;
+    out.content += j.choices?.[0]?.delta?.content ?? '';
+    out.reasoning += j.choices?.[0]?.delta?.reasoning_content ?? '';
+    if (id) out.ids.push(id);
+    if (onEvent) onEvent({ id, data: j, out });
   }
   return out;
 }

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, until } from '../lib/server.mjs';
+import { sseFrames } from '../lib/sse.mjs';
 
 function post(server, path, body) {
   return fetch(`${server.url}${path}`, {
@@ -16,27 +17,10 @@ function post(server, path, body) {
 
 /** Reads a Responses API SSE stream into its events; onEvents(events) after each one. */
 async function readEvents(res, onEvents) {
-  const reader = res.body.getReader();
-  const dec = new TextDecoder();
-  let buf = '';
   const events = [];
-  for (;;) {
-    let chunk;
-    try {
-      chunk = await reader.read();
-    } catch {
-      break; // the server died
-    }
-    if (chunk.done) break;
-    buf += dec.decode(chunk.value, { stream: true });
-    let nl;
-    while ((nl = buf.indexOf('\n\n')) >= 0) {
-      const data = buf.slice(0, nl).split('\n').find((l) => l.startsWith('data: '));
-      buf = buf.slice(nl + 2);
-      if (!data) continue;
-      events.push(JSON.parse(data.slice(6)));
-      onEvents?.(events);
-    }
+  for await (const { data } of sseFrames(res)) {
+    events.push(JSON.parse(data));
+    onEvents?.(events);
   }
   return events;
 }
