@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -191,7 +192,37 @@ void disk_store::remove_locked(int64_t id, bool corrupt) {
     if (corrupt) stats_.corrupt++;
 }
 
-bool disk_store::load(int64_t id, std::vector<uint8_t> &out) {
+mapped_payload::~mapped_payload() {
+    reset();
+}
+
+mapped_payload::mapped_payload(mapped_payload &&o) noexcept {
+    *this = std::move(o);
+}
+
+mapped_payload &mapped_payload::operator=(mapped_payload &&o) noexcept {
+    if (this != &o) {
+        reset();
+        std::swap(base_, o.base_);
+        std::swap(size_, o.size_);
+        std::swap(off_, o.off_);
+        std::swap(len_, o.len_);
+    }
+    return *this;
+}
+
+void mapped_payload::reset() {
+    if (base_) ::munmap(base_, size_);
+    base_ = nullptr;
+    size_ = off_ = len_ = 0;
+}
+
+std::span<const uint8_t> mapped_payload::payload() const {
+    if (!base_) return {};
+    return {static_cast<const uint8_t *>(base_) + off_, len_};
+}
+
+bool disk_store::load(int64_t id, mapped_payload &out) {
     std::string path;
     {
         std::lock_guard lk(mu_);
@@ -204,25 +235,27 @@ bool disk_store::load(int64_t id, std::vector<uint8_t> &out) {
     uint64_t payload = 0;
     int64_t bytes    = 0;
     bool ok          = read_header(path, tokens, payload, bytes);
+    out.reset();
     if (ok) {
-        // Read into `out` itself and cut the header off in place: no second buffer of the
-        // payload's size to allocate (and fault in) and copy into.
-        std::ifstream f(path, std::ios::binary);
-        out.resize(static_cast<size_t>(bytes));
-        ok = static_cast<bool>(f.read(reinterpret_cast<char *>(out.data()), bytes));
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        void *p      = fd >= 0 ? ::mmap(nullptr, static_cast<size_t>(bytes), PROT_READ,
+                                        MAP_PRIVATE | MAP_POPULATE, fd, 0)
+                               : MAP_FAILED;
+        if (fd >= 0) ::close(fd);
+        ok = p != MAP_FAILED;
         if (ok) {
+            out.base_       = p;
+            out.size_       = static_cast<size_t>(bytes);
+            const auto *all = static_cast<const uint8_t *>(p);
             sha256 h;
-            h.add(out.data(), out.size() - k_digest_bytes);
+            h.add(all, out.size_ - k_digest_bytes);
             auto md = h.done();
             ok      = md.size() == k_digest_bytes &&
-                 std::memcmp(md.data(), out.data() + out.size() - k_digest_bytes, md.size()) == 0;
-            if (ok) {
-                const size_t off = k_header_bytes + tokens.size() * sizeof(token_id);
-                out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(off));
-                out.resize(static_cast<size_t>(payload));
-            }
+                 std::memcmp(md.data(), all + out.size_ - k_digest_bytes, md.size()) == 0;
+            out.off_ = k_header_bytes + tokens.size() * sizeof(token_id);
+            out.len_ = static_cast<size_t>(payload);
         }
-        if (!ok) out.clear();
+        if (!ok) out.reset();
     }
     std::lock_guard lk(mu_);
     if (!ok) {

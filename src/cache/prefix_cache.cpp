@@ -91,7 +91,7 @@ int32_t prefix_cache::attach(int seq, std::span<const token_id> prompt, int32_t 
         } else if (auto it = entries_.find(mem_entry); it != entries_.end()) {
             if (it->second.cache_seq >= 0) {
                 if (engine_.seq_share(it->second.cache_seq, seq, mem_n)) n = mem_n;
-            } else if (engine_.seq_load(seq, it->second.snapshot)) {
+            } else if (engine_.seq_load(seq, it->second.state())) {
                 // A snapshot of a longer sequence: cut back to the common prefix.
                 n = mem_n;
                 if (partial_ && !engine_.seq_trim(seq, n)) {
@@ -116,9 +116,9 @@ int32_t prefix_cache::attach(int seq, std::span<const token_id> prompt, int32_t 
 }
 
 bool prefix_cache::load_from_disk(int seq, int64_t disk_id, int32_t n) {
-    std::vector<uint8_t> blob;
+    mapped_payload blob;
     if (!disk_->load(disk_id, blob)) return false;
-    if (!engine_.seq_load(seq, blob)) {
+    if (!engine_.seq_load(seq, blob.payload())) {
         SF_LOG_WARN("cache", "the engine refused a prefix state from disk; prefilling instead");
         return false;
     }
@@ -129,10 +129,10 @@ bool prefix_cache::load_from_disk(int seq, int64_t disk_id, int32_t n) {
             return false;
         }
     } else {
-        // A snapshot read from disk is hot again: keep it in memory too.
+        // A snapshot read from disk is hot again: keep it as a memory entry too (still mapped).
         entry e;
-        e.bytes          = static_cast<int64_t>(blob.size());
-        e.snapshot       = std::move(blob);
+        e.bytes          = static_cast<int64_t>(blob.payload().size());
+        e.mapped         = std::move(blob);
         e.hits           = 1;
         const int64_t id = add(tokens, std::move(e));
         enforce_budget(id);
@@ -151,7 +151,7 @@ void prefix_cache::write_to_disk(int seq, std::span<const token_id> tokens) {
         auto m  = tree_.find(tokens, static_cast<int32_t>(tokens.size()));
         auto it = entries_.find(m.whole_entry);
         if (m.whole != static_cast<int32_t>(tokens.size()) || it == entries_.end()) return;
-        blob = it->second.snapshot;
+        blob.assign(it->second.state().begin(), it->second.state().end());
     }
     disk_->store(tokens, std::move(blob));
 }

@@ -112,6 +112,10 @@ class prefix_cache {
     struct entry {
         int cache_seq = -1;  // KV mode: the sequence id holding the cells
         std::vector<uint8_t> snapshot;
+        mapped_payload mapped;  // a snapshot read from the disk tier, kept mapped (no copy)
+        std::span<const uint8_t> state() const {
+            return snapshot.empty() ? mapped.payload() : std::span<const uint8_t>(snapshot);
+        }
         int64_t bytes      = 0;
         uint64_t last_used = 0;
         uint32_t hits      = 0;

@@ -40,9 +40,10 @@ TEST_F(DiskStore, EntriesSurviveReopeningAndLoadWithTheirPayload) {
     auto p = toks(50, 1);
     auto m = d.find(p, 49);
     EXPECT_EQ(m.whole, 40);
-    std::vector<uint8_t> out;
+    sf::cache::mapped_payload out;
     ASSERT_TRUE(d.load(m.whole_entry, out));
-    EXPECT_EQ(out, std::vector<uint8_t>(1000, 7));
+    EXPECT_EQ(std::vector<uint8_t>(out.payload().begin(), out.payload().end()),
+              std::vector<uint8_t>(1000, 7));
     // Another model's directory does not see it.
     disk_store other(dir.string(), "model-b", 1 << 20);
     EXPECT_EQ(other.find(p, 49).whole, 0);
@@ -63,8 +64,9 @@ TEST_F(DiskStore, CorruptEntryIsDiscardedNeverLoaded) {
     disk_store d(dir.string(), "m", 1 << 20);
     auto m = d.find(toks(41, 1), 41);
     ASSERT_EQ(m.whole, 40);
-    std::vector<uint8_t> out;
+    sf::cache::mapped_payload out;
     EXPECT_FALSE(d.load(m.whole_entry, out));
+    EXPECT_TRUE(out.payload().empty());
     EXPECT_EQ(d.stats().corrupt, 1u);
     EXPECT_EQ(d.find(toks(41, 1), 41).whole, 0);  // gone from the index
     EXPECT_TRUE(fs::is_empty(dir / "m"));         // and from disk
