@@ -2,6 +2,7 @@
 // everything needed to redo its request, one row per generated token. No JSON, no HTTP.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -11,6 +12,13 @@
 #include "scheduler/types.h"
 
 namespace sf::journal {
+
+/** Wall-clock time in milliseconds since the Unix epoch: the journal's timestamps. */
+inline int64_t unix_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
 
 /** SQLite's `PRAGMA synchronous` for the journal
  * (https://sqlite.org/pragma.html#pragma_synchronous). */

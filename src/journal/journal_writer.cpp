@@ -6,16 +6,6 @@
 
 namespace sf::journal {
 
-namespace {
-
-int64_t unix_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-}  // namespace
-
 writer::writer(std::unique_ptr<store> db) : db_(std::move(db)) {
     if (db_) thread_ = std::thread([this] { run(); });
 }

@@ -16,16 +16,6 @@ namespace sf {
 
 namespace pb = superfluid::worker::v1;
 
-namespace {
-
-int64_t unix_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-}  // namespace
-
 session_manager::session_manager(std::vector<std::string> worker_argv, std::string socket_path)
     : worker_(std::make_unique<worker_process>(std::move(worker_argv))),
       socket_path_(std::move(socket_path)) {
@@ -153,6 +143,22 @@ static start_error from_rejected(const pb::Rejected &r) {
     return e;
 }
 
+// A unary worker call's outcome: false with `err` set when the worker could not be reached
+// (UNAVAILABLE) or refused the request (its Rejected reason). Reply: GenerateEvent, EmbedReply.
+template <class Reply>
+static bool answered(const grpc::Status &st, const Reply &reply, start_error &err) {
+    if (!st.ok()) {
+        err.type    = start_error::kind::UNAVAILABLE;
+        err.message = "the inference worker is not available (" + st.error_message() + ")";
+        return false;
+    }
+    if (reply.has_rejected()) {
+        err = from_rejected(reply.rejected());
+        return false;
+    }
+    return true;
+}
+
 // The request as the worker gets it: volatile lines (a per-request billing header) would
 // defeat the prefix cache.
 static generate_request without_volatile_lines(const generate_request &req) {
@@ -195,7 +201,7 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
     const std::string api = !req.api.empty() ? req.api
                             : req.is_chat    ? "openai.chat"
                                              : "openai.completion";
-    const int64_t now_ms  = unix_ms();
+    const int64_t now_ms  = journal::unix_ms();
     s->set_api(api, now_ms / 1000);
     s->set_client_meta(req.client_meta);
     if (req.want_prompt_tokens)
@@ -301,15 +307,7 @@ bool session_manager::count_prompt_tokens(const generate_request &req, int32_t &
     // Counted as start() renders it, so usage adds up to this count.
     grpc::Status st =
         stub_->Render(&ctx, to_proto(without_volatile_lines(req), new_session_id()), &reply);
-    if (!st.ok()) {
-        err.type    = start_error::kind::UNAVAILABLE;
-        err.message = "the inference worker is not available (" + st.error_message() + ")";
-        return false;
-    }
-    if (reply.has_rejected()) {
-        err = from_rejected(reply.rejected());
-        return false;
-    }
+    if (!answered(st, reply, err)) return false;
     tokens = reply.accepted().prompt_tokens();
     return true;
 }
@@ -539,16 +537,7 @@ bool session_manager::embed(const pb::EmbedRequest &req, pb::EmbedReply &reply, 
     }
     channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(5));
     grpc::ClientContext ctx;
-    grpc::Status st = stub_->Embed(&ctx, req, &reply);
-    if (!st.ok()) {
-        err.type    = start_error::kind::UNAVAILABLE;
-        err.message = "the inference worker is not available (" + st.error_message() + ")";
-        return false;
-    }
-    if (reply.has_rejected()) {
-        err = from_rejected(reply.rejected());
-        return false;
-    }
+    if (!answered(stub_->Embed(&ctx, req, &reply), reply, err)) return false;
     return true;
 }
 
