@@ -7,8 +7,6 @@
 
 namespace sf {
 
-namespace {
-
 common_chat_msg to_common(const chat_message &m) {
     common_chat_msg cm;
     cm.role              = m.role;
@@ -19,6 +17,8 @@ common_chat_msg to_common(const chat_message &m) {
     for (const auto &tc : m.tool_calls) cm.tool_calls.push_back({tc.name, tc.arguments, tc.id});
     return cm;
 }
+
+namespace {
 
 common_chat_tool_choice to_common(tool_choice_mode m) {
     switch (m) {

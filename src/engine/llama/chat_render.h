@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 
 struct common_chat_templates;
+struct common_chat_msg;
 
 namespace sf {
 
@@ -30,5 +31,8 @@ struct chat_render_result {
 chat_render_result render_chat_template(const common_chat_templates *templates,
                                         const std::vector<chat_message> &messages,
                                         bool add_generation_prompt, const chat_options &options);
+
+/** One message in llama.cpp common's form (role, content, reasoning, tool calls and results). */
+common_chat_msg to_common(const chat_message &m);
 
 }  // namespace sf

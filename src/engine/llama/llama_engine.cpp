@@ -36,17 +36,6 @@ void llama_log_cb(ggml_log_level level, const char *text, void *) {
 
 std::once_flag backend_once;
 
-common_chat_msg to_common(const chat_message &m) {
-    common_chat_msg cm;
-    cm.role              = m.role;
-    cm.content           = m.content;
-    cm.reasoning_content = m.reasoning_content;
-    cm.tool_call_id      = m.tool_call_id;
-    cm.tool_name         = m.name;
-    for (const auto &tc : m.tool_calls) cm.tool_calls.push_back({tc.name, tc.arguments, tc.id});
-    return cm;
-}
-
 }  // namespace
 
 struct llama_engine::impl {
