@@ -137,7 +137,8 @@ disk_store::disk_store(std::string dir, const std::string &fingerprint, int64_t 
     // The most recently used entries are what the first requests after a restart ask for: have
     // the kernel read them into the page cache now (asynchronous readahead), so that request
     // restores its prefix from memory instead of waiting on the disk (measured: 20 ms for a
-    // 3.3 MB entry read cold, 1 ms warm). Bounded to 256 MiB.
+    // 3.3 MB entry read cold, 1 ms warm), and verify their checksums in the background
+    // (verify_recent). Bounded to 256 MiB.
     int64_t ahead = 0;
     for (auto it = by_time.rbegin(); it != by_time.rend() && ahead < (int64_t(256) << 20); ++it) {
         const auto &e = entries_[it->second];
@@ -145,13 +146,18 @@ disk_store::disk_store(std::string dir, const std::string &fingerprint, int64_t 
             ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
             ::close(fd);
         }
+        to_verify_.push_back(it->second);
         ahead += e.bytes;
     }
     stats_.entries = static_cast<int64_t>(entries_.size());
     if (!entries_.empty())
         SF_LOG_INFO("cache", "disk tier %s: %lld entries, %lld bytes", dir_.c_str(),
                     static_cast<long long>(stats_.entries), static_cast<long long>(stats_.bytes));
-    writer_ = std::thread([this] { writer_loop(); });
+    verifying_ = !to_verify_.empty();
+    writer_    = std::thread([this] {
+        verify_recent();
+        writer_loop();
+    });
 }
 
 disk_store::~disk_store() {
@@ -222,41 +228,52 @@ std::span<const uint8_t> mapped_payload::payload() const {
     return {static_cast<const uint8_t *>(base_) + off_, len_};
 }
 
+// Maps the entry file at `path`; with `check`, verifies its checksum. `out` is left empty on
+// any failure.
+bool disk_store::map_entry(const std::string &path, bool check, mapped_payload &out) {
+    std::vector<token_id> tokens;
+    uint64_t payload = 0;
+    int64_t bytes    = 0;
+    out.reset();
+    if (!read_header(path, tokens, payload, bytes)) return false;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    void *p      = fd >= 0 ? ::mmap(nullptr, static_cast<size_t>(bytes), PROT_READ,
+                                    MAP_PRIVATE | MAP_POPULATE, fd, 0)
+                           : MAP_FAILED;
+    if (fd >= 0) ::close(fd);
+    if (p == MAP_FAILED) return false;
+    out.base_ = p;
+    out.size_ = static_cast<size_t>(bytes);
+    out.off_  = k_header_bytes + tokens.size() * sizeof(token_id);
+    out.len_  = static_cast<size_t>(payload);
+    if (check) {
+        const auto *all = static_cast<const uint8_t *>(p);
+        sha256 h;
+        h.add(all, out.size_ - k_digest_bytes);
+        auto md = h.done();
+        if (md.size() != k_digest_bytes ||
+            std::memcmp(md.data(), all + out.size_ - k_digest_bytes, md.size()) != 0) {
+            out.reset();
+            return false;
+        }
+    }
+    return true;
+}
+
 bool disk_store::load(int64_t id, mapped_payload &out) {
     std::string path;
+    bool trusted = false;
+    std::error_code ec;
     {
         std::lock_guard lk(mu_);
         auto it = entries_.find(id);
         if (it == entries_.end() || !it->second.written) return false;
         it->second.last_used = ++clock_;
         path                 = it->second.path;
+        trusted              = it->second.verified &&
+                  fs::last_write_time(path, ec) == it->second.verified_mtime && !ec;
     }
-    std::vector<token_id> tokens;
-    uint64_t payload = 0;
-    int64_t bytes    = 0;
-    bool ok          = read_header(path, tokens, payload, bytes);
-    out.reset();
-    if (ok) {
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        void *p      = fd >= 0 ? ::mmap(nullptr, static_cast<size_t>(bytes), PROT_READ,
-                                        MAP_PRIVATE | MAP_POPULATE, fd, 0)
-                               : MAP_FAILED;
-        if (fd >= 0) ::close(fd);
-        ok = p != MAP_FAILED;
-        if (ok) {
-            out.base_       = p;
-            out.size_       = static_cast<size_t>(bytes);
-            const auto *all = static_cast<const uint8_t *>(p);
-            sha256 h;
-            h.add(all, out.size_ - k_digest_bytes);
-            auto md = h.done();
-            ok      = md.size() == k_digest_bytes &&
-                 std::memcmp(md.data(), all + out.size_ - k_digest_bytes, md.size()) == 0;
-            out.off_ = k_header_bytes + tokens.size() * sizeof(token_id);
-            out.len_ = static_cast<size_t>(payload);
-        }
-        if (!ok) out.reset();
-    }
+    const bool ok = map_entry(path, !trusted, out);
     std::lock_guard lk(mu_);
     if (!ok) {
         SF_LOG_WARN("cache", "discarding corrupt prefix cache entry %s (checksum or size)",
@@ -264,13 +281,49 @@ bool disk_store::load(int64_t id, mapped_payload &out) {
         remove_locked(id, true);
         return false;
     }
-    std::error_code ec;
-    fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // LRU across restarts
+    const auto now = fs::file_time_type::clock::now();
+    fs::last_write_time(path, now, ec);  // LRU across restarts
+    if (auto it = entries_.find(id); it != entries_.end()) {
+        it->second.verified       = !ec;
+        it->second.verified_mtime = fs::last_write_time(path, ec);
+        if (ec) it->second.verified = false;
+    }
     stats_.loads++;
     return true;
 }
 
-void disk_store::store(std::span<const token_id> tokens, std::vector<uint8_t> payload) {
+// The writer thread, first thing: checksums of the entries read ahead at start, so the first
+// requests after a restart load them without hashing. A corrupt one is deleted, as load does.
+void disk_store::verify_recent() {
+    std::unique_lock lk(mu_);
+    for (int64_t id : to_verify_) {
+        if (stopping_) break;
+        auto it = entries_.find(id);
+        if (it == entries_.end()) continue;
+        const std::string path = it->second.path;
+        std::error_code ec;
+        const auto mtime = fs::last_write_time(path, ec);
+        lk.unlock();
+        mapped_payload m;
+        const bool ok = !ec && map_entry(path, true, m);
+        lk.lock();
+        it = entries_.find(id);
+        if (it == entries_.end()) continue;
+        if (!ok) {
+            SF_LOG_WARN("cache", "discarding corrupt prefix cache entry %s (checksum or size)",
+                        path.c_str());
+            remove_locked(id, true);
+            continue;
+        }
+        it->second.verified       = true;
+        it->second.verified_mtime = mtime;
+    }
+    to_verify_.clear();
+    verifying_ = false;
+    cv_.notify_all();
+}
+
+void disk_store::store(std::span<const token_id> tokens, host_buffer payload) {
     if (tokens.empty() || payload.empty() || max_bytes_ <= 0) return;
     {
         std::lock_guard lk(mu_);
@@ -290,7 +343,7 @@ void disk_store::store(std::span<const token_id> tokens, std::vector<uint8_t> pa
 
 void disk_store::flush() {
     std::unique_lock lk(mu_);
-    cv_.wait(lk, [&] { return queue_.empty() && !busy_; });
+    cv_.wait(lk, [&] { return queue_.empty() && !busy_ && !verifying_; });
 }
 
 disk_stats disk_store::stats() const {

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <span>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "cache/radix_tree.h"
+#include "util/host_buffer.h"
 
 namespace sf::cache {
 
@@ -81,14 +83,16 @@ class disk_store {
     std::vector<token_id> tokens(int64_t id) const;
     /**
      * Maps entry `id` and verifies its checksum; `out.payload()` is then its payload. A corrupt
-     * or unreadable entry is deleted (logged) and false returned.
+     * or unreadable entry is deleted (logged) and false returned. Entries verified at start
+     * (the most recently used, in the background) skip the checksum while their file is
+     * unchanged: hashing a 3.3 MB entry took ~4 ms of a restored request's first token.
      */
     bool load(int64_t id, mapped_payload &out);
     /** Queues `payload` (the state of `tokens`) for writing; no-op when already stored. */
-    void store(std::span<const token_id> tokens, std::vector<uint8_t> payload);
+    void store(std::span<const token_id> tokens, host_buffer payload);
     /** True when an entry for exactly `tokens` is stored or queued. */
     bool has(std::span<const token_id> tokens) const;
-    /** Waits until queued writes are on disk (tests, shutdown). */
+    /** Waits until the start's verification is done and queued writes are on disk. */
     void flush();
     disk_stats stats() const;
     const std::string &dir() const { return dir_; }
@@ -99,13 +103,18 @@ class disk_store {
         int64_t bytes      = 0;
         uint64_t last_used = 0;
         bool written       = false;  // false while queued
+        // Checksum verified at start (verify_recent); trusted while the file keeps this mtime.
+        bool verified = false;
+        std::filesystem::file_time_type verified_mtime{};
     };
     struct job {
         int64_t id;
         std::vector<token_id> tokens;
-        std::vector<uint8_t> payload;
+        host_buffer payload;
     };
     void writer_loop();
+    void verify_recent();
+    static bool map_entry(const std::string &path, bool check, mapped_payload &out);
     void remove_locked(int64_t id, bool corrupt);
     void enforce_bound_locked();
 
@@ -117,6 +126,8 @@ class disk_store {
     std::map<int64_t, entry> entries_;
     std::map<std::string, int64_t> by_name_;  // file name → id
     std::deque<job> queue_;
+    std::vector<int64_t> to_verify_;  // most recently used first, verified by the writer thread
+    bool verifying_  = false;
     bool stopping_   = false;
     bool busy_       = false;
     int64_t next_id_ = 1;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "util/log.h"
 
@@ -144,14 +145,16 @@ bool prefix_cache::load_from_disk(int seq, int64_t disk_id, int32_t n) {
 void prefix_cache::write_to_disk(int seq, std::span<const token_id> tokens) {
     if (!disk_ || static_cast<int32_t>(tokens.size()) < opts_.min_disk_tokens || disk_->has(tokens))
         return;
-    std::vector<uint8_t> blob;
+    host_buffer blob;
     if (partial_) {
         if (!engine_.seq_save(seq, blob)) return;  // seq holds exactly `tokens` now
     } else {
         auto m  = tree_.find(tokens, static_cast<int32_t>(tokens.size()));
         auto it = entries_.find(m.whole_entry);
         if (m.whole != static_cast<int32_t>(tokens.size()) || it == entries_.end()) return;
-        blob.assign(it->second.state().begin(), it->second.state().end());
+        const auto s = it->second.state();
+        blob.resize(s.size());
+        std::memcpy(blob.data(), s.data(), s.size());
     }
     disk_->store(tokens, std::move(blob));
 }
@@ -166,7 +169,7 @@ void prefix_cache::snapshot(int seq, std::span<const token_id> tokens) {
     }
     entry e;
     if (!engine_.seq_save(seq, e.snapshot)) return;
-    e.bytes          = static_cast<int64_t>(e.snapshot.size());
+    e.bytes          = static_cast<int64_t>(e.snapshot.capacity());
     const int64_t id = add(tokens, std::move(e));
     enforce_budget(id);
 }
@@ -203,7 +206,7 @@ void prefix_cache::retain(int seq, std::span<const token_id> tokens) {
         // One KV stream per sequence: the cells go with the sequence; keep a host copy,
         // which any later prompt sharing a prefix of it loads and cuts back.
         if (!engine_.seq_save(seq, e.snapshot)) return;
-        e.bytes = static_cast<int64_t>(e.snapshot.size());
+        e.bytes = static_cast<int64_t>(e.snapshot.capacity());
     }
     // Entries that are whole a prefix of this one are redundant now.
     for (;;) {

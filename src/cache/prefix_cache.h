@@ -20,7 +20,8 @@
 // Both are indexed by a radix tree over token ids (radix_tree.h).
 //
 // Budget: entries' bytes (KV bytes of a kept sequence as llama_state_seq_get_size counts
-// them, or a snapshot's size) stay within `ram_bytes`; live sequences are never touched. The
+// them, or the host memory a saved state holds: host_buffer capacity, whole 2 MiB pages from
+// 1 MiB on) stay within `ram_bytes`; live sequences are never touched. The
 // victim is the entry with the lowest score last_use + 32 × log2(1 + hits) on a clock that
 // ticks once per cache use: least recently used, with a prefix shared by many sequences
 // living as long as one used up to 32·log2(1+hits) uses more recently.
@@ -111,10 +112,10 @@ class prefix_cache {
   private:
     struct entry {
         int cache_seq = -1;  // KV mode: the sequence id holding the cells
-        std::vector<uint8_t> snapshot;
+        host_buffer snapshot;
         mapped_payload mapped;  // a snapshot read from the disk tier, kept mapped (no copy)
         std::span<const uint8_t> state() const {
-            return snapshot.empty() ? mapped.payload() : std::span<const uint8_t>(snapshot);
+            return snapshot.empty() ? mapped.payload() : snapshot.span();
         }
         int64_t bytes      = 0;
         uint64_t last_used = 0;

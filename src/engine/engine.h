@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/host_buffer.h"
+
 namespace sf {
 
 /** A vocabulary id (llama.cpp's llama_token). */
@@ -177,6 +179,12 @@ class engine_i {
     virtual token_id sample(int seq, int item, uint32_t index) = 0;
     /** Frees the sequence's KV cells and sampler. */
     virtual void seq_end(int seq) = 0;
+    /**
+     * Runs a request's engine steps once with throwaway inputs (decode, sample, state save and
+     * load), on the thread that will run them for requests (the tick thread), before the first
+     * request: the first pass through each faults in code and memory. No-op by default.
+     */
+    virtual void warm_up() {}
 
     /**
      * Preemption: saves sequence `seq` (its KV state, llama_state_seq_get_data, to host memory,
@@ -217,8 +225,11 @@ class engine_i {
     virtual bool seq_trim(int /*seq*/, int32_t n) { return n == 0; }
     /** Bytes of `seq`'s saved state (llama_state_seq_get_size): what seq_save would write. */
     virtual size_t seq_state_size(int /*seq*/) { return 0; }
-    /** Saves `seq`'s memory (llama_state_seq_get_data) into `out`. False when it cannot. */
-    virtual bool seq_save(int /*seq*/, std::vector<uint8_t> & /*out*/) { return false; }
+    /**
+     * Saves `seq`'s memory (llama_state_seq_get_data) into `out`, reusing its memory when
+     * large enough. False when it cannot.
+     */
+    virtual bool seq_save(int /*seq*/, host_buffer & /*out*/) { return false; }
     /** Loads a state saved by seq_save into empty sequence `seq`. False when refused. */
     virtual bool seq_load(int /*seq*/, std::span<const uint8_t> /*data*/) { return false; }
     /**

@@ -1,6 +1,7 @@
 #include "scheduler/scheduler.h"
 
 #include <algorithm>
+#include <future>
 
 #include "util/log.h"
 
@@ -59,7 +60,14 @@ bool scheduler::submit(sequence_request req) {
 }
 
 void scheduler::start() {
-    thread_ = std::thread([this] { run(); });
+    std::promise<void> warm;
+    auto warmed = warm.get_future();
+    thread_     = std::thread([this, &warm] {
+        engine_.warm_up();
+        warm.set_value();
+        run();
+    });
+    warmed.wait();
 }
 
 void scheduler::stop() {

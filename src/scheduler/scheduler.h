@@ -82,7 +82,7 @@ class scheduler {
     bool submit(sequence_request req);
     /** Runs the loop on the calling thread until stop(). */
     void run();
-    /** Starts run() on an owned thread. */
+    /** Starts run() on an owned thread, after the engine's warm-up there (returns after it). */
     void start();
     /** Ends the loop; running and waiting sessions get a CANCELLED finish. */
     void stop();

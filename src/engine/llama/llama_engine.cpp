@@ -52,11 +52,18 @@ struct llama_engine::impl {
     std::vector<int32_t> item_logits_index;  // batch index of each item's last token, last decode
 
     struct parked_seq {
-        std::vector<uint8_t> state;  // llama_state_seq_get_data of the sequence
+        host_buffer state;  // llama_state_seq_get_data of the sequence
         common_sampler *sampler = nullptr;
     };
     std::map<int64_t, parked_seq> parked;  // tick thread only
-    int64_t next_handle = 1;
+    host_buffer share_scratch;             // seq_share's state copy, reused (tick thread)
+
+    // message_boundaries' renderings of a conversation's first messages plus a placeholder, by
+    // those messages: agents resend the same system prompt and history with every request.
+    std::mutex boundary_mu;
+    std::map<std::string, std::pair<std::string, uint64_t>> boundary_renders;  // → text, use
+    uint64_t boundary_clock = 0;
+    int64_t next_handle     = 1;
     std::atomic<size_t> parked_bytes{0};
 };
 
@@ -108,7 +115,6 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         SF_LOG_WARN("engine", "no persistent threadpool (%d threads): ggml makes one per decode",
                     threads);
     }
-    warm_up();
     // Recurrent and hybrid memories refuse partial removal, and a sliding-window cache has
     // dropped old cells: there, only whole saved states are reusable (ENGINE-NOTES.md).
     partial_ = !llama_model_is_recurrent(impl_->model) && !llama_model_is_hybrid(impl_->model) &&
@@ -116,6 +122,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     impl_->templates = common_chat_templates_init(impl_->model, "");
     impl_->batch     = llama_batch_init(n_batch(), 0, 1);
     impl_->samplers.assign(opts.parallel, nullptr);
+    warm_up_chat();
 
     char name[256] = {0};
     if (llama_model_meta_val_str(impl_->model, "general.name", name, sizeof name) > 0) {
@@ -129,20 +136,52 @@ llama_engine::llama_engine(const llama_engine_options &opts)
                 opts.batch_size, threads);
 }
 
-// One throwaway decode before the first request, as llama-server does (common.cpp, "warming up
-// the model with an empty run"): the first llama_decode pays for faulting in the mmap'd weights
-// and setting up compute buffers — tens of ms on the test models, which a request after a
-// restart would otherwise carry on top of a prefix restored from disk.
+// Before the first request, the path a request takes is run once with throwaway inputs, as
+// llama-server warms up with an empty decode (common.cpp, "warming up the model with an empty
+// run"). A process's first pass through each step faults in code and fresh memory: the mmap'd
+// weights and compute buffers (first decode, tens of ms), the sampler's candidate array
+// (n_vocab entries, 1.8 MB for a 152k vocabulary: 7 ms on the 2-core VM), a state save and
+// load. After a restart the first request restores its prefix from disk and would carry all of
+// that on top. It runs on the tick thread: that thread's malloc arena then holds the freed
+// sampler memory for the first request's sampler (the worker keeps freed memory,
+// worker_main.cpp).
 void llama_engine::warm_up() {
     std::vector<llama_token> tmp;
     const llama_token bos = llama_vocab_bos(impl_->vocab), eos = llama_vocab_eos(impl_->vocab);
     if (bos != LLAMA_TOKEN_NULL) tmp.push_back(bos);
     if (eos != LLAMA_TOKEN_NULL) tmp.push_back(eos);
     if (tmp.empty()) tmp.push_back(0);
-    if (llama_decode(impl_->ctx, llama_batch_get_one(tmp.data(), static_cast<int32_t>(tmp.size()))))
+    if (llama_decode(impl_->ctx,
+                     llama_batch_get_one(tmp.data(), static_cast<int32_t>(tmp.size())))) {
         SF_LOG_WARN("engine", "the warm-up decode failed; the first request pays its cost");
+    } else {
+        common_params_sampling sp;
+        sp.no_perf = true;
+        if (common_sampler *s = common_sampler_init(impl_->model, sp)) {
+            gumbel_sampler_install(common_sampler_get(s), 0);
+            common_sampler_sample(s, impl_->ctx, -1);
+            common_sampler_free(s);
+        }
+        host_buffer state;
+        if (seq_save(0, state)) {
+            llama_memory_seq_rm(llama_get_memory(impl_->ctx), 0, -1, -1);
+            seq_load(0, state.span());
+        }
+    }
     llama_memory_clear(llama_get_memory(impl_->ctx), true);
     llama_synchronize(impl_->ctx);
+}
+
+// The chat template and tokenizer, once: a first rendering took 8.6 ms against 4.3 ms warm.
+void llama_engine::warm_up_chat() {
+    try {
+        rendered_prompt r;
+        std::string err;
+        render_chat({{"system", "You are a helpful assistant."}, {"user", "Hello!"}}, true, {}, r,
+                    err);
+    } catch (const std::exception &) {
+        // A template that cannot render this fails the requests too, with their own error.
+    }
 }
 
 llama_engine::~llama_engine() {
@@ -324,11 +363,7 @@ void llama_engine::seq_end(int seq) {
 int64_t llama_engine::seq_park(int seq) {
     llama_context *ctx = impl_->ctx;
     impl::parked_seq p;
-    p.state.resize(llama_state_seq_get_size(ctx, seq));
-    if (p.state.empty() ||
-        llama_state_seq_get_data(ctx, p.state.data(), p.state.size(), seq) != p.state.size()) {
-        return -1;
-    }
+    if (!seq_save(seq, p.state)) return -1;
     llama_memory_seq_rm(llama_get_memory(ctx), seq, -1, -1);
     p.sampler               = impl_->samplers.at(seq);
     impl_->samplers.at(seq) = nullptr;
@@ -368,8 +403,9 @@ size_t llama_engine::parked_bytes() const {
 // stale. A state copy (get/set, immediate) of the source's cells, then cutting the tail,
 // gives `dst` exactly positions [0, n).
 bool llama_engine::seq_share(int src, int dst, int32_t n) {
-    std::vector<uint8_t> state;
-    if (seq_save(src, state) && seq_load(dst, state) && seq_trim(dst, n)) return true;
+    if (seq_save(src, impl_->share_scratch) && seq_load(dst, impl_->share_scratch.span()) &&
+        seq_trim(dst, n))
+        return true;
     SF_LOG_WARN("engine", "cannot copy %d cached tokens from sequence %d to %d", n, src, dst);
     llama_memory_seq_rm(llama_get_memory(impl_->ctx), dst, -1, -1);
     return false;
@@ -383,7 +419,7 @@ size_t llama_engine::seq_state_size(int seq) {
     return llama_state_seq_get_size(impl_->ctx, seq);
 }
 
-bool llama_engine::seq_save(int seq, std::vector<uint8_t> &out) {
+bool llama_engine::seq_save(int seq, host_buffer &out) {
     out.resize(llama_state_seq_get_size(impl_->ctx, seq));
     return !out.empty() &&
            llama_state_seq_get_data(impl_->ctx, out.data(), out.size(), seq) == out.size();
@@ -402,6 +438,69 @@ bool llama_engine::seq_load(int seq, std::span<const uint8_t> data) {
 // rendering messages[0..k] alone would not do). Then maps that byte offset to a token offset.
 // Only the end of the system prompt and of the last 8 earlier messages are computed: each
 // costs a rendering, and older boundaries already had their turn as recent ones.
+// The earlier messages whose ends are boundaries (the system prompt's, the last 8 others'), each
+// with its memo key: messages[0..k], unambiguously.
+std::vector<std::pair<size_t, std::string>> llama_engine::boundary_keys(
+    const std::vector<chat_message> &messages) {
+    std::vector<std::pair<size_t, std::string>> out;
+    const size_t n = messages.size();
+    std::string key;
+    for (size_t k = 0; k + 1 < n; ++k) {
+        const auto &m = messages[k];
+        for (const std::string *f :
+             {&m.role, &m.content, &m.name, &m.tool_call_id, &m.reasoning_content}) {
+            key += std::to_string(f->size()) + ':' + *f;
+        }
+        for (const auto &c : m.tool_calls)
+            key += "call" + std::to_string(c.id.size()) + ':' + c.id +
+                   std::to_string(c.name.size()) + ':' + c.name +
+                   std::to_string(c.arguments.size()) + ':' + c.arguments;
+        key += '|';
+        if (k == 0 || k + 9 >= n) out.emplace_back(k, key);
+    }
+    return out;
+}
+
+// messages[0..k] and a placeholder user message, rendered without a generation prompt;
+// memoized by `key` (those messages). False when the template refuses the shape (e.g. strict
+// alternation).
+bool llama_engine::boundary_render(const std::vector<chat_message> &messages, size_t k,
+                                   const std::string &key, std::string &text) const {
+    auto &im = *impl_;
+    {
+        std::lock_guard lk(im.boundary_mu);
+        auto it = im.boundary_renders.find(key);
+        if (it != im.boundary_renders.end()) {
+            it->second.second = ++im.boundary_clock;
+            text              = it->second.first;
+            return true;
+        }
+    }
+    common_chat_templates_inputs in;
+    in.use_jinja             = true;
+    in.add_generation_prompt = false;
+    for (size_t i = 0; i <= k; ++i) in.messages.push_back(to_common(messages[i]));
+    common_chat_msg placeholder;
+    placeholder.role    = "user";
+    placeholder.content = "\x07";
+    in.messages.push_back(placeholder);
+    try {
+        text = common_chat_templates_apply(im.templates.get(), in).prompt;
+    } catch (const std::exception &) {
+        return false;
+    }
+    constexpr size_t k_kept = 64;
+    std::lock_guard lk(im.boundary_mu);
+    if (im.boundary_renders.size() >= k_kept) {
+        auto oldest = im.boundary_renders.begin();
+        for (auto it = im.boundary_renders.begin(); it != im.boundary_renders.end(); ++it)
+            if (it->second.second < oldest->second.second) oldest = it;
+        im.boundary_renders.erase(oldest);
+    }
+    im.boundary_renders[key] = {text, ++im.boundary_clock};
+    return true;
+}
+
 std::vector<int32_t> llama_engine::message_boundaries(const std::vector<chat_message> &messages,
                                                       const rendered_prompt &prompt) const {
     std::vector<int32_t> out;
@@ -417,23 +516,9 @@ std::vector<int32_t> llama_engine::message_boundaries(const std::vector<chat_mes
         detok.compare(detok.size() - prompt.text.size(), prompt.text.size(), prompt.text) != 0)
         return out;  // tokens do not spell the text: no reliable mapping
     const size_t shift = detok.size() - prompt.text.size();  // a BOS the text does not have
-    const size_t n     = messages.size();
-    for (size_t k = 0; k + 1 < n; ++k) {
-        if (k != 0 && k + 9 < n) continue;
-        common_chat_templates_inputs in;
-        in.use_jinja             = true;
-        in.add_generation_prompt = false;
-        for (size_t i = 0; i <= k; ++i) in.messages.push_back(to_common(messages[i]));
-        common_chat_msg placeholder;
-        placeholder.role    = "user";
-        placeholder.content = "\x07";
-        in.messages.push_back(placeholder);
+    for (const auto &[k, key] : boundary_keys(messages)) {
         std::string text;
-        try {
-            text = common_chat_templates_apply(impl_->templates.get(), in).prompt;
-        } catch (const std::exception &) {
-            continue;  // the template refuses this shape (e.g. strict alternation)
-        }
+        if (!boundary_render(messages, k, key, text)) continue;
         size_t lcp = 0;
         while (lcp < text.size() && lcp < prompt.text.size() && text[lcp] == prompt.text[lcp])
             ++lcp;

@@ -52,7 +52,7 @@ class llama_engine final : public engine_i {
     bool seq_share(int src, int dst, int32_t n) override;
     bool seq_trim(int seq, int32_t n) override;
     size_t seq_state_size(int seq) override;
-    bool seq_save(int seq, std::vector<uint8_t> &out) override;
+    bool seq_save(int seq, host_buffer &out) override;
     bool seq_load(int seq, std::span<const uint8_t> data) override;
     std::vector<int32_t> message_boundaries(const std::vector<chat_message> &messages,
                                             const rendered_prompt &prompt) const override;
@@ -64,8 +64,14 @@ class llama_engine final : public engine_i {
     /** Decode threads in use. */
     int32_t threads() const { return threads_; }
 
+    void warm_up() override;
+
   private:
-    void warm_up();
+    void warm_up_chat();
+    static std::vector<std::pair<size_t, std::string>> boundary_keys(
+        const std::vector<chat_message> &messages);
+    bool boundary_render(const std::vector<chat_message> &messages, size_t k,
+                         const std::string &key, std::string &text) const;
     struct impl;
     std::unique_ptr<impl> impl_;
     llama_engine_options opts_;

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace fs = std::filesystem;
 using sf::token_id;
@@ -26,12 +29,20 @@ std::vector<token_id> toks(int n, int base) {
     return t;
 }
 
+// A payload of `n` bytes, each `v`.
+sf::host_buffer bytes_of(size_t n, uint8_t v) {
+    sf::host_buffer b;
+    b.resize(n);
+    std::memset(b.data(), v, n);
+    return b;
+}
+
 }  // namespace
 
 TEST_F(DiskStore, EntriesSurviveReopeningAndLoadWithTheirPayload) {
     {
         disk_store d(dir.string(), "model-a", 1 << 20);
-        d.store(toks(40, 1), std::vector<uint8_t>(1000, 7));
+        d.store(toks(40, 1), bytes_of(1000, 7));
         d.flush();
         EXPECT_EQ(d.stats().entries, 1);
         EXPECT_EQ(d.stats().writes, 1u);
@@ -49,33 +60,53 @@ TEST_F(DiskStore, EntriesSurviveReopeningAndLoadWithTheirPayload) {
     EXPECT_EQ(other.find(p, 49).whole, 0);
 }
 
-TEST_F(DiskStore, CorruptEntryIsDiscardedNeverLoaded) {
-    {
-        disk_store d(dir.string(), "m", 1 << 20);
-        d.store(toks(40, 1), std::vector<uint8_t>(1000, 7));
-        d.flush();
-    }
-    // Flip a payload byte: the header still parses, the checksum does not match.
-    for (const auto &e : fs::directory_iterator(dir / "m")) {
+// Flips a payload byte of every entry: the header still parses, the checksum does not match.
+void corrupt_entries(const fs::path &d) {
+    for (const auto &e : fs::directory_iterator(d)) {
         std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
         f.seekp(static_cast<std::streamoff>(fs::file_size(e.path()) - 100));
         f.put('X');
     }
+}
+
+TEST_F(DiskStore, CorruptEntryIsDiscardedAtStartNeverLoaded) {
+    {
+        disk_store d(dir.string(), "m", 1 << 20);
+        d.store(toks(40, 1), bytes_of(1000, 7));
+        d.flush();
+    }
+    corrupt_entries(dir / "m");
     disk_store d(dir.string(), "m", 1 << 20);
-    auto m = d.find(toks(41, 1), 41);
-    ASSERT_EQ(m.whole, 40);
-    sf::cache::mapped_payload out;
-    EXPECT_FALSE(d.load(m.whole_entry, out));
-    EXPECT_TRUE(out.payload().empty());
+    d.flush();  // the start's background verification
     EXPECT_EQ(d.stats().corrupt, 1u);
     EXPECT_EQ(d.find(toks(41, 1), 41).whole, 0);  // gone from the index
     EXPECT_TRUE(fs::is_empty(dir / "m"));         // and from disk
 }
 
+TEST_F(DiskStore, EntryCorruptedAfterTheStartIsDiscardedWhenLoaded) {
+    {
+        disk_store d(dir.string(), "m", 1 << 20);
+        d.store(toks(40, 1), bytes_of(1000, 7));
+        d.flush();
+    }
+    disk_store d(dir.string(), "m", 1 << 20);
+    d.flush();  // verified at start
+    auto m = d.find(toks(41, 1), 41);
+    ASSERT_EQ(m.whole, 40);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a later mtime
+    corrupt_entries(dir / "m");
+    sf::cache::mapped_payload out;
+    EXPECT_FALSE(d.load(m.whole_entry, out));
+    EXPECT_TRUE(out.payload().empty());
+    EXPECT_EQ(d.stats().corrupt, 1u);
+    EXPECT_EQ(d.find(toks(41, 1), 41).whole, 0);
+    EXPECT_TRUE(fs::is_empty(dir / "m"));
+}
+
 TEST_F(DiskStore, StaysWithinItsSizeBound) {
     disk_store d(dir.string(), "m", 5000);
     for (int i = 0; i < 10; ++i) {
-        d.store(toks(40, 1000 * i), std::vector<uint8_t>(1500, 1));
+        d.store(toks(40, 1000 * i), bytes_of(1500, 1));
         d.flush();
         EXPECT_LE(d.stats().bytes, 5000);
     }

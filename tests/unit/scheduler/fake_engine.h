@@ -95,11 +95,11 @@ class fake_engine : public engine_i {
         return true;
     }
     size_t seq_state_size(int seq) override { return mem[seq].size() * bytes_per_token; }
-    bool seq_save(int seq, std::vector<uint8_t> &out) override {
+    bool seq_save(int seq, host_buffer &out) override {
         const auto &m = mem[seq];
-        out.assign(reinterpret_cast<const uint8_t *>(m.data()),
-                   reinterpret_cast<const uint8_t *>(m.data() + m.size()));
         out.resize(m.size() * bytes_per_token);
+        std::memset(out.data(), 0, out.size());
+        std::memcpy(out.data(), m.data(), m.size() * sizeof(token_id));
         return true;
     }
     bool seq_load(int seq, std::span<const uint8_t> data) override {
