@@ -200,7 +200,8 @@ int run(const bench_options &o) {
                 if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
             if (run[spec.name].contains("error")) notes.push_back(run[spec.name]["error"]);
         }
-        rec["servers"][spec.name]          = aggregate_trees(trees);
+        rec["servers"][spec.name] = aggregate_trees(trees);
+        if (o.scenario == "agentic") agentic_verdicts_from_medians(rec["servers"][spec.name]);
         rec["servers"][spec.name]["notes"] = notes;
     }
     rec["ratios"] = nlohmann::json::object();

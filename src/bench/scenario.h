@@ -58,6 +58,13 @@ scenario_result run_throughput(scenario_context &ctx);
 scenario_result run_agentic(scenario_context &ctx);
 scenario_result run_burst(scenario_context &ctx);
 
+/**
+ * agentic over several runs: the verdicts of the aggregated `figures` (a server's medians) are
+ * taken from the median TTFTs, as issue #6 defines them (median prefix-test TTFT / cold TTFT
+ * < 0.2), not by a vote of the runs' own verdicts.
+ */
+void agentic_verdicts_from_medians(nlohmann::json &figures);
+
 /** The scenario function for a name; nullptr when unknown. */
 scenario_fn find_scenario(const std::string &name);
 /** All scenario names, in the issue's order. */

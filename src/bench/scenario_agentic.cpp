@@ -13,7 +13,28 @@ namespace {
 // The ratio under which a phase counts as served from a cache.
 constexpr double kReuseRatio = 0.2;
 
+// YES when `phase` seconds are under kReuseRatio of `cold`; null when either is unknown.
+nlohmann::json verdict(double phase, double cold) {
+    if (std::isnan(phase) || std::isnan(cold) || cold <= 0) return nullptr;
+    return phase / cold < kReuseRatio ? "YES" : "NO";
+}
+
+double median_of(const nlohmann::json &f, const char *key) {
+    if (!f.contains(key) || !f[key].is_object() || !f[key].contains("median") ||
+        !f[key]["median"].is_number())
+        return std::numeric_limits<double>::quiet_NaN();
+    return f[key]["median"].get<double>();
+}
+
 }  // namespace
+
+void agentic_verdicts_from_medians(nlohmann::json &figures) {
+    const double cold = median_of(figures, "ttft_cold_s");
+    if (figures.contains("verdict_prefix"))
+        figures["verdict_prefix"] = verdict(median_of(figures, "ttft_prefix_s"), cold);
+    if (figures.contains("verdict_persistent") && !figures["verdict_persistent"].is_null())
+        figures["verdict_persistent"] = verdict(median_of(figures, "ttft_cold_prefix_s"), cold);
+}
 
 scenario_result run_agentic(scenario_context &ctx) {
     const auto &o = ctx.opts;
@@ -59,11 +80,9 @@ scenario_result run_agentic(scenario_context &ctx) {
     f["ttft_prefix_2_s"]    = num(prefix[1]);
     f["ttft_prefix_3_s"]    = num(prefix[2]);
     f["ttft_cold_prefix_s"] = num(cold_prefix);
-    f["verdict_prefix"]     = pm / cold < kReuseRatio ? "YES" : "NO";
+    f["verdict_prefix"]     = verdict(pm, cold);
     // Without a restart (--url) there is no persistent-cache verdict.
-    f["verdict_persistent"] = std::isnan(cold_prefix)            ? nlohmann::json(nullptr)
-                              : cold_prefix / cold < kReuseRatio ? nlohmann::json("YES")
-                                                                 : nlohmann::json("NO");
+    f["verdict_persistent"] = verdict(cold_prefix, cold);
     return r;
 }
 

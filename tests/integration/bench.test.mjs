@@ -126,10 +126,12 @@ const checks = {
   },
   agentic(s, controlled) {
     for (const k of ['ttft_cold_s', 'ttft_warm_s', 'ttft_prefix_s']) fig(s[k], k);
-    assert.ok(['YES', 'NO'].includes(s.verdict_prefix));
+    // Verdicts follow the median TTFTs (issue #6: median prefix-test / cold < 0.2).
+    const cold = fig(s.ttft_cold_s, 'ttft_cold_s');
+    const yes = (t) => (t / cold < 0.2 ? 'YES' : 'NO');
+    assert.equal(s.verdict_prefix, yes(fig(s.ttft_prefix_s, 'ttft_prefix_s')));
     if (controlled) {
-      fig(s.ttft_cold_prefix_s, 'ttft_cold_prefix_s');
-      assert.ok(['YES', 'NO'].includes(s.verdict_persistent));
+      assert.equal(s.verdict_persistent, yes(fig(s.ttft_cold_prefix_s, 'ttft_cold_prefix_s')));
     }
   },
   burst(s) {
@@ -139,7 +141,11 @@ const checks = {
       assert.ok(p50 <= p95 && p95 <= max, 'p50 ≤ p95 ≤ max');
       assert.ok(max <= fig(b.wall_s, 'wall') + 1e-9);
       assert.equal(fig(b.errors, 'errors'), 0);
-      assert.ok([0, 1].includes(fig(b.fifo, 'fifo')));
+      // Whether answers overlap depends on timing (4-token answers 25-50 ms apart): only the
+      // flag's consistency with the peak is checked here.
+      const peak = fig(b.peak_generating, 'peak_generating');
+      assert.ok(peak >= 1 && peak <= Number(n), `peak generating ${peak} of ${n}`);
+      assert.equal(fig(b.fifo, 'fifo'), peak <= 1 ? 1 : 0);
       assert.ok(fig(b.tokens_per_s, 'tokens_per_s') > 0);
     }
   },
