@@ -63,7 +63,12 @@ void scheduler::start() {
     std::promise<void> warm;
     auto warmed = warm.get_future();
     thread_     = std::thread([this, &warm] {
-        engine_.warm_up();
+        try {
+            engine_.warm_up();
+        } catch (const std::exception &e) {
+            // Only a slower first request: never a worker that does not start.
+            SF_LOG_WARN("scheduler", "the engine's warm-up failed: %s", e.what());
+        }
         warm.set_value();
         run();
     });

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,6 +96,10 @@ class fake_engine : public engine_i {
         return true;
     }
     size_t seq_state_size(int seq) override { return mem[seq].size() * bytes_per_token; }
+    void warm_up() override {
+        warmed_on = std::this_thread::get_id();
+        if (warm_up_throws) throw std::runtime_error("warm-up failed");
+    }
     bool seq_save(int seq, host_buffer &out) override {
         const auto &m = mem[seq];
         out.resize(m.size() * bytes_per_token);
@@ -118,7 +123,9 @@ class fake_engine : public engine_i {
     bool partial            = true;  // attention-like memory
     int32_t cache_seqs      = 8;
     bool sample_from_memory = false;
-    size_t capacity         = 0;                   // cells in all sequences' memory; 0: unbounded
+    bool warm_up_throws     = false;
+    std::thread::id warmed_on;                     // the thread warm_up() ran on
+    size_t capacity                         = 0;   // cells in all sequences' memory; 0: unbounded
     static constexpr size_t bytes_per_token = 16;  // >= sizeof(token_id): saves hold the ids
     std::map<int, std::vector<token_id>> mem;
     std::map<int64_t, std::vector<token_id>> parked_mem;

@@ -65,6 +65,20 @@ TEST(Scheduler, GeneratesUntilMaxTokensWithContiguousIndices) {
     EXPECT_EQ(eng.ended, std::vector<int>{0});
 }
 
+TEST(Scheduler, WarmsTheEngineUpOnTheTickThreadAndServesEvenIfThatFails) {
+    sf::test::fake_engine eng;
+    eng.warm_up_throws = true;
+    sf::scheduler s(eng, opts(64, 64));
+    s.start();  // returns after the warm-up
+    EXPECT_NE(eng.warmed_on, std::thread::id());
+    EXPECT_NE(eng.warmed_on, std::this_thread::get_id());
+    auto ch  = submit(s, "a", 10, 3);
+    auto evs = drain(*ch);
+    s.stop();
+    ASSERT_EQ(evs.size(), 4u);
+    EXPECT_EQ(evs[3].reason, sf::finish_reason::LENGTH);
+}
+
 TEST(Scheduler, SessionsArrivingTogetherShareTicks) {
     sf::test::fake_engine eng;
     sf::scheduler s(eng, opts(64, 64));
