@@ -19,16 +19,42 @@ void writer::submit(op o) {
         if (o.done) o.done(true, "");
         return;
     }
-    {
-        std::unique_lock lk(mu_);
-        if (stop_) {
-            lk.unlock();
-            if (o.done) o.done(false, "the journal is closed");
-            return;
-        }
-        queue_.push_back(std::move(o));
+    std::unique_lock lk(mu_);
+    if (stop_) {
+        lk.unlock();
+        if (o.done) o.done(false, "the journal is closed");
+        return;
     }
-    cv_.notify_one();
+    queue_.push_back(std::move(o));
+    // The running committer hands it on (lead(), run()); a holder commits it at release().
+    if (committing_ || held_ > 0) return;
+    lead(lk);
+}
+
+void writer::hold() {
+    std::lock_guard lk(mu_);
+    ++held_;
+}
+
+void writer::release() {
+    std::unique_lock lk(mu_);
+    if (--held_ > 0 || committing_ || queue_.empty()) {
+        if (held_ == 0 && !queue_.empty()) cv_.notify_all();  // a committer is running: run()
+        return;
+    }
+    lead(lk);
+}
+
+void writer::lead(std::unique_lock<std::mutex> &lk) {
+    committing_ = true;
+    std::deque<op> batch;
+    batch.swap(queue_);
+    lk.unlock();
+    commit(batch);
+    lk.lock();
+    committing_ = false;
+    // What arrived meanwhile goes to the writer thread: this caller has its own work.
+    if (!queue_.empty() || stop_) cv_.notify_all();
 }
 
 void writer::stop() {
@@ -36,20 +62,16 @@ void writer::stop() {
         std::lock_guard lk(mu_);
         stop_ = true;
     }
-    cv_.notify_one();
+    cv_.notify_all();
     if (thread_.joinable()) thread_.join();
 }
 
 void writer::run() {
     std::unique_lock lk(mu_);
     for (;;) {
-        cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+        cv_.wait(lk, [&] { return !committing_ && held_ == 0 && (stop_ || !queue_.empty()); });
         if (queue_.empty() && stop_) return;
-        std::deque<op> batch;
-        batch.swap(queue_);
-        lk.unlock();
-        commit(batch);
-        lk.lock();
+        lead(lk);
     }
 }
 

@@ -174,6 +174,7 @@ void to_proto(const session_event &ev, const std::string &session_id, pb::Genera
         return;
     }
     auto *f = out.mutable_finished();
+    f->set_session_id(session_id);
     f->set_reason(to_proto(ev.reason));
     f->set_text(ev.text);
     f->set_prompt_tokens(ev.prompt_tokens);

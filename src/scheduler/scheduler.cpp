@@ -468,6 +468,7 @@ void scheduler::run() {
             admit_locked(clock::now());
         }
         tick();
+        if (opts_.on_tick_end) opts_.on_tick_end();
         std::lock_guard lk(mu_);
         update_counts_locked();
     }
@@ -477,6 +478,7 @@ void scheduler::run() {
     std::lock_guard lk(mu_);
     for (auto &w : waiting_) finish_waiting(w, finish_reason::CANCELLED);
     waiting_.clear();
+    if (opts_.on_tick_end) opts_.on_tick_end();
 }
 
 }  // namespace sf

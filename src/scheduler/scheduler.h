@@ -17,6 +17,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -67,6 +68,9 @@ struct scheduler_options {
     int32_t min_prefill = 128;
     // Prefix cache (src/cache), owned by the caller, used from the tick thread; null: none.
     cache::prefix_cache *cache = nullptr;
+    // Called on the tick thread after each tick's events are pushed (and after the final
+    // cancellations at stop): the worker sends the tick's events of all sessions as one batch.
+    std::function<void()> on_tick_end;
 };
 
 class scheduler {

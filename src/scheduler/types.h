@@ -2,6 +2,7 @@
 // a session's request as the tick loop sees it, and the events it produces.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -39,12 +40,29 @@ struct session_event {
 };
 
 /**
+ * Where a channel forwards its events instead of queueing them: the worker's Events stream
+ * (worker/event_outbox.h), which carries every session's events of a tick in one message.
+ * `deliver` is called on the producing (tick) thread and must not block.
+ */
+class event_sink {
+  public:
+    virtual ~event_sink()                                                 = default;
+    virtual void deliver(const std::string &session_id, session_event ev) = 0;
+};
+
+/**
  * A single-producer (tick thread) / single-consumer (the session's RPC thread) queue of
- * events, plus the consumer's cancel flag. Thread-safe.
+ * events, plus the consumer's cancel flag; or, built with a sink, a forwarder of the events to
+ * that sink under the session's id (pop() then never returns one). Thread-safe.
  */
 class event_channel {
   public:
+    event_channel() = default;
+    event_channel(std::shared_ptr<event_sink> sink, std::string session_id)
+        : sink_(std::move(sink)), session_id_(std::move(session_id)) {}
+
     void push(session_event ev) {
+        if (sink_) return sink_->deliver(session_id_, std::move(ev));
         {
             std::lock_guard lk(mu_);
             q_.push_back(std::move(ev));
@@ -63,6 +81,8 @@ class event_channel {
     bool cancelled() const { return cancelled_.load(); }
 
   private:
+    std::shared_ptr<event_sink> sink_;
+    std::string session_id_;
     std::mutex mu_;
     std::condition_variable cv_;
     std::deque<session_event> q_;

@@ -25,9 +25,14 @@ session_manager::session_manager(std::vector<std::string> worker_argv, std::stri
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    // No bandwidth-delay probing: it answers a data frame with a PING, which over a local
+    // socket carrying one small message per token is a round trip per token in both processes.
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
     channel_ =
         grpc::CreateCustomChannel("unix:" + socket_path_, grpc::InsecureChannelCredentials(), args);
-    stub_ = pb::Worker::NewStub(channel_);
+    stub_   = pb::Worker::NewStub(channel_);
+    events_ = std::make_unique<worker_events>(
+        stub_.get(), [this](bool begin) { begin ? journal_->hold() : journal_->release(); });
 }
 
 session_manager::~session_manager() {
@@ -36,6 +41,7 @@ session_manager::~session_manager() {
 
 bool session_manager::start_worker() {
     if (!worker_->start()) return false;
+    events_->start();
     watchdog_ = std::thread([this] { watchdog(); });
     return true;
 }
@@ -91,6 +97,7 @@ void session_manager::stop() {
     watchdog_cv_.notify_all();
     if (watchdog_.joinable()) watchdog_.join();
     worker_->stop();
+    events_->stop();  // loses every mailbox still bound: their pumps end
     // Pumps end when their streams break; give them a moment so none outlives us.
     for (int i = 0; i < 50 && pumps_.load() > 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -129,6 +136,7 @@ pb::GenerateRequest session_manager::to_proto(const generate_request &req,
     for (token_id t : req.prefix_tokens) out.add_prefix_tokens(t);
     out.set_want_prompt_tokens(req.want_prompt_tokens);
     out.set_client_meta(req.client_meta);
+    out.set_events_stream(true);
     return out;
 }
 
@@ -180,10 +188,12 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
     // unbounded (a request must not hang on a dead worker).
     channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(5));
     auto preq = to_proto(without_volatile_lines(req), id);
+    auto box  = events_->open(id);  // before the call: its first tokens may come before its answer
     std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader(stub_->Generate(ctx.get(), preq));
 
     pb::GenerateEvent first;
     if (!reader->Read(&first)) {
+        events_->close(id, box);
         grpc::Status st = reader->Finish();
         err.type        = start_error::kind::UNAVAILABLE;
         err.message =
@@ -191,12 +201,14 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
         return nullptr;
     }
     if (first.has_rejected()) {
+        events_->close(id, box);
         err = from_rejected(first.rejected());
         ctx->TryCancel();
         reader->Finish();
         return nullptr;
     }
     const auto &acc = first.accepted();
+    settle_source(id, acc, reader, box);
     auto s = std::make_shared<session>(id, req.model, acc.prompt_tokens(), acc.cached_tokens());
     const std::string api = !req.api.empty() ? req.api
                             : req.is_chat    ? "openai.chat"
@@ -231,29 +243,85 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
     journal_->submit(std::move(row));
     std::string jerr = committed.get_future().get();
     if (!jerr.empty()) {
-        ctx->TryCancel();
-        reader->Finish();
+        if (box) {
+            cancel_on_worker(id);
+            events_->close(id, box);
+        } else {
+            ctx->TryCancel();
+            reader->Finish();
+        }
         err.type    = start_error::kind::UNAVAILABLE;
         err.message = "the token journal cannot be written (" + jerr + ")";
         return nullptr;
     }
-    launch_pump(s, req.cls, t0, std::move(preq), ctx, reader);
+    launch_pump(s, req.cls, t0, std::move(preq), ctx, reader, box);
     return s;
+}
+
+void session_manager::settle_source(const std::string &id, const pb::Accepted &acc,
+                                    std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> &reader,
+                                    std::shared_ptr<event_mailbox> &box) {
+    if (box && acc.events_stream_id() != 0) {
+        events_->bind(box, acc.events_stream_id());
+        reader->Finish();  // the worker ended the call after `accepted`
+        reader.reset();
+    } else if (box) {
+        events_->close(id, box);
+        box.reset();
+    }
+}
+
+void session_manager::take_token(token_gate &g, const std::shared_ptr<session> &s,
+                                 priority_class cls, std::chrono::steady_clock::time_point t0,
+                                 const pb::Token &t) {
+    std::lock_guard lk(g.mu);
+    if (t.index() < g.next_index) return;  // journaled before a crash
+    // Latency as the head sees it: TTFT from the request reaching us, then gaps.
+    const auto now = std::chrono::steady_clock::now();
+    if (g.last_token_at == std::chrono::steady_clock::time_point{}) {
+        latency_.observe_ttft(cls, std::chrono::duration<double>(now - t0).count());
+    } else {
+        latency_.observe_itl(cls, std::chrono::duration<double>(now - g.last_token_at).count());
+    }
+    g.last_token_at = now;
+    ++g.next_index;
+    journal_token(s, protocol::from_proto(t));
+}
+
+void session_manager::cancel_on_worker(const std::string &id) {
+    struct call {
+        grpc::ClientContext ctx;
+        pb::CancelRequest req;
+        pb::CancelReply reply;
+    };
+    auto c = std::make_shared<call>();
+    c->req.set_session_id(id);
+    c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    stub_->async()->Cancel(&c->ctx, &c->req, &c->reply, [c](grpc::Status) {});
 }
 
 void session_manager::launch_pump(std::shared_ptr<session> s, priority_class cls,
                                   std::chrono::steady_clock::time_point t0,
                                   pb::GenerateRequest preq,
                                   std::shared_ptr<grpc::ClientContext> ctx,
-                                  std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader) {
-    if (ctx) s->set_canceller([ctx] { ctx->TryCancel(); });
+                                  std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader,
+                                  std::shared_ptr<event_mailbox> box) {
+    if (box) {
+        s->set_canceller([this, id = s->id(), box] {
+            box->interrupt();
+            cancel_on_worker(id);
+        });
+    } else if (ctx) {
+        s->set_canceller([ctx] { ctx->TryCancel(); });
+    }
     pumps_++;
     {
         std::lock_guard lk(live_mu_);
         live_[s->id()] = s;
     }
-    std::thread([this, s, cls, t0, preq = std::move(preq), ctx, reader]() mutable {
-        pump(std::move(s), cls, t0, std::move(preq), std::move(ctx), std::move(reader));
+    std::thread([this, s, cls, t0, preq = std::move(preq), ctx, reader, box]() mutable {
+        pump(std::move(s), cls, t0, std::move(preq), std::move(ctx), std::move(reader),
+             std::move(box));
     }).detach();
 }
 
@@ -319,30 +387,29 @@ bool session_manager::count_prompt_tokens(const generate_request &req, int32_t &
 void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
                            std::chrono::steady_clock::time_point t0, pb::GenerateRequest preq,
                            std::shared_ptr<grpc::ClientContext> ctx,
-                           std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader) {
+                           std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader,
+                           std::shared_ptr<event_mailbox> box) {
     constexpr int k_max_resumes = 3;  // a session that keeps crashing its worker fails instead
     int resumes                 = 0;
     bool finished               = false;
     std::string failure;
-    std::chrono::steady_clock::time_point last_token_at{};
-    size_t next_index = s->token_count();  // journaled (or queued to be) so far
+    auto gate        = std::make_shared<token_gate>();
+    gate->next_index = s->token_count();  // journaled (or queued to be) so far
+    auto next_index  = [&gate] {
+        std::lock_guard lk(gate->mu);
+        return gate->next_index;
+    };
     for (;;) {
-        if (reader) {
+        if (reader || box) {
             pb::GenerateEvent ev;
-            while (reader->Read(&ev)) {
+            if (box) {
+                box->set_token_handler(
+                    [this, gate, s, cls, t0](pb::Token &t) { take_token(*gate, s, cls, t0, t); });
+            }
+            auto next = [&] { return box ? box->next(ev) : reader->Read(&ev); };
+            while (!finished && next()) {
                 if (ev.has_token()) {
-                    if (ev.token().index() < next_index) continue;  // journaled before a crash
-                    // Latency as the head sees it: TTFT from the request reaching us, then gaps.
-                    const auto now = std::chrono::steady_clock::now();
-                    if (last_token_at == std::chrono::steady_clock::time_point{}) {
-                        latency_.observe_ttft(cls, std::chrono::duration<double>(now - t0).count());
-                    } else {
-                        latency_.observe_itl(
-                            cls, std::chrono::duration<double>(now - last_token_at).count());
-                    }
-                    last_token_at = now;
-                    ++next_index;
-                    journal_token(s, protocol::from_proto(ev.token()));
+                    take_token(*gate, s, cls, t0, ev.token());
                 } else if (ev.has_finished()) {
                     finished         = true;
                     session_event fe = protocol::from_proto(ev.finished());
@@ -354,7 +421,16 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
                     }
                 }
             }
-            grpc::Status st = reader->Finish();
+            // A Generate call ends with its status; the Events stream was lost or interrupted.
+            grpc::Status st;
+            if (box) {
+                events_->close(s->id(), box);
+                st = box->lost() ? grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                                "the worker's event stream ended")
+                                 : grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+            } else {
+                st = reader->Finish();
+            }
             if (finished) break;
             if (s->cancel_requested() || shutting_down_.load() ||
                 st.error_code() == grpc::StatusCode::CANCELLED) {
@@ -370,7 +446,7 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
             SF_LOG_WARN(
                 "head",
                 "session %s: worker lost at token %zu; resuming on the restarted worker (%d/%d)",
-                s->id().c_str(), next_index, resumes, k_max_resumes);
+                s->id().c_str(), next_index(), resumes, k_max_resumes);
         }
         // Wait for the restarted worker (restart backoff + model load), bounded.
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
@@ -381,24 +457,38 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
         // The resume point is what the journal holds: wait for the tokens still being committed.
-        s->wait_tokens(next_index);
+        s->wait_tokens(next_index());
         if (s->cancel_requested() || shutting_down_.load() || s->finished()) {
             failure.clear();
             break;
         }
         preq.clear_resume_tokens();
         for (token_id t : s->token_ids()) preq.add_resume_tokens(t);
+        preq.set_events_stream(true);  // also for a request journaled before the Events stream
         ctx = std::make_shared<grpc::ClientContext>();
-        s->set_canceller([ctx] { ctx->TryCancel(); });
+        box = events_->open(s->id());
         reader.reset(stub_->Generate(ctx.get(), preq).release());
         pb::GenerateEvent first;
         if (!reader->Read(&first) || !first.has_accepted()) {
+            events_->close(s->id(), box);
+            box.reset();
+            s->set_canceller([ctx] { ctx->TryCancel(); });
             // Loop on: Read fails again (counted as another loss) or the worker rejected it.
             if (first.has_rejected()) {
                 failure = "the session could not be resumed: " + first.rejected().message();
                 reader->Finish();
                 break;
             }
+            continue;
+        }
+        settle_source(s->id(), first.accepted(), reader, box);
+        if (box) {
+            s->set_canceller([this, id = s->id(), box] {
+                box->interrupt();
+                cancel_on_worker(id);
+            });
+        } else {
+            s->set_canceller([ctx] { ctx->TryCancel(); });
         }
     }
     if (!finished) {
@@ -407,7 +497,7 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
         fe.reason            = failure.empty() ? finish_reason::CANCELLED : finish_reason::ERROR;
         fe.error             = failure;
         fe.prompt_tokens     = s->prompt_tokens();
-        fe.completion_tokens = static_cast<int32_t>(next_index);
+        fe.completion_tokens = static_cast<int32_t>(next_index());
         if (!failure.empty())
             SF_LOG_WARN("head", "session %s: %s", s->id().c_str(), failure.c_str());
         // A shutdown leaves the session unfinished in the journal: the next start completes it.
@@ -468,7 +558,8 @@ size_t session_manager::resume_journaled() {
         s->set_origin(cls, std::chrono::steady_clock::now());
         SF_LOG_INFO("head", "session %s: resuming after a restart at token %zu", rec.id.c_str(),
                     s->token_count());
-        launch_pump(s, cls, std::chrono::steady_clock::now(), std::move(preq), nullptr, nullptr);
+        launch_pump(s, cls, std::chrono::steady_clock::now(), std::move(preq), nullptr, nullptr,
+                    nullptr);
         ++n;
     }
     return n;

@@ -15,6 +15,7 @@
 #include "session/latency_metrics.h"
 #include "session/request.h"
 #include "session/session.h"
+#include "session/worker_events.h"
 #include "session/worker_process.h"
 #include "worker.grpc.pb.h"
 
@@ -115,12 +116,14 @@ class session_manager {
   private:
     superfluid::worker::v1::GenerateRequest to_proto(const generate_request &req,
                                                      const std::string &id) const;
-    // `reader` null: a session recovered from the journal, submitted by the pump itself.
+    // The session's events come from `box` (the Events stream) or else `reader` (its Generate
+    // call); both null: a session recovered from the journal, submitted by the pump itself.
     void pump(std::shared_ptr<session> s, priority_class cls,
               std::chrono::steady_clock::time_point t0,
               superfluid::worker::v1::GenerateRequest preq,
               std::shared_ptr<grpc::ClientContext> ctx,
-              std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader);
+              std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader,
+              std::shared_ptr<event_mailbox> box);
     // Hands a token to the journal; it reaches `s` (and its readers) once committed.
     void journal_token(const std::shared_ptr<session> &s, session_event ev);
     // Journals the finish and waits until `s` has finished (committed or failed).
@@ -128,7 +131,28 @@ class session_manager {
     void launch_pump(
         std::shared_ptr<session> s, priority_class cls, std::chrono::steady_clock::time_point t0,
         superfluid::worker::v1::GenerateRequest preq, std::shared_ptr<grpc::ClientContext> ctx,
-        std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader);
+        std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader,
+        std::shared_ptr<event_mailbox> box);
+    // After a Generate call's `accepted`: when the worker put the session on the Events stream,
+    // binds `box` and ends the call (reader reset); else forgets `box` (reset).
+    void settle_source(
+        const std::string &id, const superfluid::worker::v1::Accepted &acc,
+        std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> &reader,
+        std::shared_ptr<event_mailbox> &box);
+    // A pump's token position: what was journaled (or queued to be), the last token's time.
+    // Tokens reach it on the pump's thread or, from the Events stream, on the reader's.
+    struct token_gate {
+        std::mutex mu;
+        size_t next_index = 0;
+        std::chrono::steady_clock::time_point last_token_at{};
+    };
+    // One token from the worker: drops one already journaled (before a resume), observes
+    // TTFT/ITL, and hands it to the journal.
+    void take_token(token_gate &g, const std::shared_ptr<session> &s, priority_class cls,
+                    std::chrono::steady_clock::time_point t0,
+                    const superfluid::worker::v1::Token &t);
+    // Cancels a session on the worker (Cancel RPC, not waited for).
+    void cancel_on_worker(const std::string &id);
     std::string new_session_id();
     /** Sets a journal-restored session's client meta and chat parse spec from its request. */
     void restore_meta(session &s, const superfluid::worker::v1::GenerateRequest &preq);
@@ -139,6 +163,7 @@ class session_manager {
     std::string socket_path_;
     std::shared_ptr<grpc::Channel> channel_;
     std::unique_ptr<superfluid::worker::v1::Worker::Stub> stub_;
+    std::unique_ptr<worker_events> events_;
     std::atomic<uint64_t> counter_{0};
     std::atomic<int> pumps_{0};
     std::atomic<bool> shutting_down_{false};

@@ -52,6 +52,7 @@ int run_worker(const worker_options &opts) {
     builder.AddListeningPort("unix:" + opts.socket_path, grpc::InsecureServerCredentials());
     builder.RegisterService(&service);
     builder.SetMaxReceiveMessageSize(64 << 20);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);  // as the head (session_manager)
     std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
     if (!server) {
         SF_LOG_ERROR("worker", "cannot listen on unix:%s", opts.socket_path.c_str());
@@ -85,6 +86,7 @@ int run_worker(const worker_options &opts) {
     so.tick_ms                = opts.tick_ms;
     so.aging_ms               = opts.aging_ms;
     so.max_waiting            = opts.max_waiting;
+    so.on_tick_end            = [&service] { service.flush_events(); };
     scheduler sched(*engine, so);
     sched.start();
     llama_embedder embedder(engine->model(), opts.engine.ctx_size, engine->threads());

@@ -81,7 +81,18 @@ grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::Genera
         return grpc::Status::OK;
     }
     const auto n_prompt = static_cast<int32_t>(prompt.tokens.size());
-    auto channel        = std::make_shared<event_channel>();
+    // On the Events stream when the head asked and holds one open; else on this call.
+    std::shared_ptr<event_outbox> box;
+    if (req->events_stream()) {
+        std::lock_guard lk(mu_);
+        box = outbox_;
+    }
+    auto channel = box ? std::make_shared<event_channel>(box, req->session_id())
+                       : std::make_shared<event_channel>();
+    if (box && !box->bind(req->session_id(), channel)) {
+        box.reset();  // the stream ended meanwhile
+        channel = std::make_shared<event_channel>();
+    }
     sequence_request sr;
     sr.session_id = req->session_id();
     sr.cls        = protocol::from_proto(req->priority());
@@ -101,13 +112,15 @@ grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::Genera
         prompt.tokens = sr.prompt;
         sr.boundaries = engine_->message_boundaries(msgs, prompt);
     }
-    {
+    if (!box) {
         std::lock_guard lk(mu_);
         live_[sr.session_id] = channel;
     }
     // Admission control: a full class queue is an overload, answered before any token.
     if (!sched_->submit(std::move(sr))) {
-        {
+        if (box) {
+            box->unbind(req->session_id());
+        } else {
             std::lock_guard lk(mu_);
             live_.erase(req->session_id());
         }
@@ -121,16 +134,19 @@ grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::Genera
     acc->set_prompt_tokens(n_prompt);
     acc->set_cached_tokens(0);
     acc->set_n_ctx(engine_->n_ctx_seq());
+    if (box) acc->set_events_stream_id(box->stream_id());
     if (req->want_prompt_tokens()) {
         for (token_id t : prompt_ids) acc->add_prompt_token_ids(t);
     }
     if (req->has_chat()) protocol::to_proto(prompt.parse, *acc->mutable_parse());
     if (!writer->Write(first)) {
         channel->cancel();
+        if (box) return grpc::Status::CANCELLED;
         std::lock_guard lk(mu_);
         live_.erase(req->session_id());
         return grpc::Status::CANCELLED;
     }
+    if (box) return grpc::Status::OK;  // the events follow on the Events stream
 
     for (;;) {
         session_event ev;
@@ -171,12 +187,58 @@ grpc::Status worker_service::Render(grpc::ServerContext *, const pb::GenerateReq
     return grpc::Status::OK;
 }
 
+grpc::Status worker_service::Events(grpc::ServerContext *ctx, const pb::EventsRequest *req,
+                                    grpc::ServerWriter<pb::EventBatch> *writer) {
+    auto box = std::make_shared<event_outbox>(req->stream_id());
+    std::shared_ptr<event_outbox> old;
+    {
+        std::lock_guard lk(mu_);
+        old     = std::move(outbox_);
+        outbox_ = box;
+    }
+    if (old) old->close();  // a reconnected head: the older stream's sessions are resubmitted
+    std::vector<std::pair<std::string, session_event>> evs;
+    while (!ctx->IsCancelled()) {
+        evs.clear();
+        if (!box->take(evs, std::chrono::milliseconds(50))) {
+            if (box->closed()) break;
+            continue;
+        }
+        pb::EventBatch batch;
+        for (auto &[id, ev] : evs) protocol::to_proto(ev, id, *batch.add_events());
+        if (!writer->Write(batch)) break;  // the head went away
+    }
+    {
+        std::lock_guard lk(mu_);
+        if (outbox_ == box) outbox_.reset();
+    }
+    box->close();  // cancels the sessions still bound: nobody would read their events
+    return grpc::Status::OK;
+}
+
+void worker_service::flush_events() {
+    std::shared_ptr<event_outbox> box;
+    {
+        std::lock_guard lk(mu_);
+        box = outbox_;
+    }
+    if (box) box->flush();
+}
+
 grpc::Status worker_service::Cancel(grpc::ServerContext *, const pb::CancelRequest *req,
                                     pb::CancelReply *reply) {
-    std::lock_guard lk(mu_);
-    auto it = live_.find(req->session_id());
-    reply->set_found(it != live_.end());
-    if (it != live_.end()) it->second->cancel();
+    std::shared_ptr<event_outbox> box;
+    {
+        std::lock_guard lk(mu_);
+        auto it = live_.find(req->session_id());
+        if (it != live_.end()) {
+            it->second->cancel();
+            reply->set_found(true);
+            return grpc::Status::OK;
+        }
+        box = outbox_;
+    }
+    reply->set_found(box && box->cancel(req->session_id()));
     return grpc::Status::OK;
 }
 

@@ -1,7 +1,9 @@
 // The worker's gRPC service (proto/worker.proto) over one engine and its scheduler.
 // Each Generate call runs on a gRPC thread: render + tokenize + validate, answer
-// accepted/rejected, submit to the scheduler, then relay its events until the session
-// ends or the caller goes away (which cancels the session and frees its sequence).
+// accepted/rejected, submit to the scheduler. Then either the call relays the session's events
+// until it ends or the caller goes away (which cancels the session and frees its sequence), or,
+// when the head asked for it and holds an Events call open, the call ends and the session's
+// events go out on that stream, one batch per tick (event_outbox.h).
 #pragma once
 
 #include <atomic>
@@ -15,6 +17,7 @@
 #include "engine/llama/model_info.h"
 #include "scheduler/scheduler.h"
 #include "worker.grpc.pb.h"
+#include "worker/event_outbox.h"
 
 namespace sf {
 
@@ -31,6 +34,11 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
     grpc::Status Generate(
         grpc::ServerContext *ctx, const superfluid::worker::v1::GenerateRequest *req,
         grpc::ServerWriter<superfluid::worker::v1::GenerateEvent> *writer) override;
+    /** The head's Events stream: runs until the head cancels it or a newer one replaces it. */
+    grpc::Status Events(grpc::ServerContext *ctx, const superfluid::worker::v1::EventsRequest *req,
+                        grpc::ServerWriter<superfluid::worker::v1::EventBatch> *writer) override;
+    /** Tick thread, after each tick: sends the tick's events on the Events stream. */
+    void flush_events();
     grpc::Status Cancel(grpc::ServerContext *ctx, const superfluid::worker::v1::CancelRequest *req,
                         superfluid::worker::v1::CancelReply *reply) override;
     /** Renders and tokenizes like Generate; answers accepted (prompt tokens) or rejected. */
@@ -64,6 +72,7 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
 
     std::mutex mu_;
     std::map<std::string, std::shared_ptr<event_channel>> live_;  // session id → channel
+    std::shared_ptr<event_outbox> outbox_;  // the open Events stream's, under mu_
 };
 
 }  // namespace sf

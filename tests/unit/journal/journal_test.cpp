@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
+#include <thread>
 
 #include "journal/journal_open.h"
 #include "journal/journal_writer.h"
@@ -155,4 +157,67 @@ TEST_F(journal_test, writer_publishes_after_commit_and_refuses_a_failed_session)
     auto s = check.load("s");
     ASSERT_TRUE(s);
     EXPECT_EQ(s->tokens.size(), first_fail) << "exactly the acknowledged tokens are journaled";
+}
+
+// The leader commit: an idle writer commits on the submitting thread (the callback has run
+// when submit returns); under concurrent submitters every write is committed exactly once, in
+// order per session; a callback that submits again does not deadlock.
+TEST_F(journal_test, writer_commits_inline_when_idle_and_in_order_under_concurrency) {
+    auto db = std::make_unique<store>();
+    std::string err;
+    ASSERT_TRUE(db->open(opts, err)) << err;
+    writer w(std::move(db));
+
+    bool done_inline = false;
+    op b             = begin_op("solo");
+    b.done           = [&](bool ok, const std::string &) { done_inline = ok; };
+    w.submit(std::move(b));
+    EXPECT_TRUE(done_inline) << "an idle writer commits on the submitting thread";
+
+    // A callback that submits the session's next token (as a pump would on a failure path).
+    std::promise<bool> chained;
+    op c1   = begin_op("chain");
+    c1.done = [&](bool, const std::string &) {
+        op t   = token_op("chain", 0);
+        t.done = [&](bool ok, const std::string &) { chained.set_value(ok); };
+        w.submit(std::move(t));
+    };
+    w.submit(std::move(c1));
+    auto fut = chained.get_future();
+    ASSERT_EQ(fut.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_TRUE(fut.get());
+
+    const int n_threads = 6, n_tokens = 150;
+    std::vector<std::vector<uint32_t>> seen(n_threads);
+    std::mutex seen_mu;
+    std::vector<std::thread> ths;
+    for (int k = 0; k < n_threads; ++k) {
+        ths.emplace_back([&, k] {
+            const std::string id = "s" + std::to_string(k);
+            std::promise<void> began;
+            op bo   = begin_op(id);
+            bo.done = [&](bool, const std::string &) { began.set_value(); };
+            w.submit(std::move(bo));
+            began.get_future().wait();
+            for (int i = 0; i < n_tokens; ++i) {
+                op t   = token_op(id, static_cast<uint32_t>(i));
+                t.done = [&, k, i](bool ok, const std::string &) {
+                    std::lock_guard lk(seen_mu);
+                    if (ok) seen[k].push_back(static_cast<uint32_t>(i));
+                };
+                w.submit(std::move(t));  // no wait: later tokens may join a running commit
+            }
+        });
+    }
+    for (auto &t : ths) t.join();
+    w.stop();  // runs what is still queued
+    store check;
+    ASSERT_TRUE(check.open(opts, err)) << err;
+    for (int k = 0; k < n_threads; ++k) {
+        ASSERT_EQ(seen[k].size(), static_cast<size_t>(n_tokens)) << k;
+        for (int i = 0; i < n_tokens; ++i) EXPECT_EQ(seen[k][i], static_cast<uint32_t>(i));
+        auto s = check.load("s" + std::to_string(k));
+        ASSERT_TRUE(s);
+        EXPECT_EQ(s->tokens.size(), static_cast<size_t>(n_tokens));
+    }
 }
