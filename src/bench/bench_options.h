@@ -44,6 +44,7 @@ struct bench_options {
     // throughput
     std::vector<int> concurrency = {1, 8, 32};
     int throughput_tokens        = 128;
+    int throughput_rounds        = 3;  // requests each of the C clients sends, one after another
     // agentic
     int agentic_system_bytes = 7000;
     // burst

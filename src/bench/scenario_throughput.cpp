@@ -5,6 +5,8 @@
 #include "bench/stats.h"
 #include "bench/workload.h"
 
+#include <thread>
+
 namespace sf::bench {
 
 scenario_result run_throughput(scenario_context &ctx) {
@@ -15,16 +17,31 @@ scenario_result run_throughput(scenario_context &ctx) {
     int errors = 0;
     for (int c : o.concurrency) {
         ctx.prog.say("concurrency " + std::to_string(c));
-        double t0   = now_s();
-        auto res    = run_concurrent(c, [&](int i) {
-            nlohmann::json msgs = {
-                {{"role", "user"},
-                 {"content", "Continue this list of words: " +
-                                 words(static_cast<uint64_t>(c * 1000 + i), 24)}}};
-            return post_chat_stream(ctx.server.base_url(), chat_body(msgs, o.throughput_tokens),
-                                       req_opts(ctx));
-        });
+        // C clients, each sending `rounds` requests one after another: a level lasts long enough
+        // (at C = 1, one 128-token answer is half a second) for a tokens/s figure to mean more
+        // than the noise of one request.
+        const int rounds = std::max(1, o.throughput_rounds);
+        std::vector<std::vector<stream_result>> per_client(static_cast<size_t>(c));
+        double t0 = now_s();
+        std::vector<std::thread> clients;
+        for (int i = 0; i < c; ++i) {
+            clients.emplace_back([&, i] {
+                for (int k = 0; k < rounds; ++k) {
+                    nlohmann::json msgs = {
+                        {{"role", "user"},
+                         {"content",
+                          "Continue this list of words: " +
+                              words(static_cast<uint64_t>(c * 1000 + k * 100 + i), 24)}}};
+                    per_client[static_cast<size_t>(i)].push_back(
+                        post_chat_stream(ctx.server.base_url(),
+                                         chat_body(msgs, o.throughput_tokens), req_opts(ctx)));
+                }
+            });
+        }
+        for (auto &t : clients) t.join();
         double wall = now_s() - t0;
+        std::vector<stream_result> res;
+        for (auto &mine : per_client) res.insert(res.end(), mine.begin(), mine.end());
         long tokens = 0;
         std::vector<double> ttft, itl;
         for (const auto &s : res) {

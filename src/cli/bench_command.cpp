@@ -57,6 +57,9 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
         ->capture_default_str();
     cmd.add_option("--concurrency", o.concurrency, "throughput: levels")->capture_default_str();
     cmd.add_option("--throughput-tokens", o.throughput_tokens, "throughput: max_tokens")
+        ->check(CLI::PositiveNumber);
+    cmd.add_option("--throughput-rounds", o.throughput_rounds,
+                   "throughput: requests each client sends in turn at every level")
         ->capture_default_str();
     cmd.add_option("--system-bytes", o.agentic_system_bytes, "agentic: system prompt bytes")
         ->capture_default_str();

@@ -157,7 +157,15 @@ for (const [scenario, check] of Object.entries(checks)) {
     const rec = await bench(scenario, {});
     common(rec, scenario, servers);
     for (const name of servers) check(rec.servers[name], true);
-    if (scenario === 'throughput') for (const name of servers) checks.throughput_journal(rec.servers[name], name);
+    if (scenario === 'throughput') {
+      for (const name of servers) {
+        checks.throughput_journal(rec.servers[name], name);
+        // Every level runs C clients x --throughput-rounds (default 3) requests in turn.
+        const samples = rec.per_run[0][name].samples;
+        assert.equal(samples.ttft_s_c1.length, 3, `${name}: 1 client x 3 rounds`);
+        assert.equal(samples.ttft_s_c3.length, 9, `${name}: 3 clients x 3 rounds`);
+      }
+    }
   });
 }
 
