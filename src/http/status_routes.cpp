@@ -103,6 +103,12 @@ std::string metrics_text(session_manager &sessions) {
     p.metric("prefix_cache_disk_corrupt_total", "counter",
              "disk entries discarded as corrupt (checksum, size or header)",
              double(c.disk_corrupt()));
+    p.metric("worker_event_batches_total", "counter",
+             "messages read from the worker's Events stream (one per tick with events)",
+             double(sessions.events().batches()));
+    p.metric("worker_events_total", "counter",
+             "token and finish events read from the Events stream (per batch: sessions per tick)",
+             double(sessions.events().events()));
     sessions.latency().render(p.str());
     return p.str();
 }

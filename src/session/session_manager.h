@@ -102,6 +102,8 @@ class session_manager {
     worker_health health();
     worker_process &worker() { return *worker_; }
     const latency_metrics &latency() const { return latency_; }
+    /** The worker's Events stream: messages (batches) and events read so far. */
+    const worker_events &events() const { return *events_; }
 
     /** A running session as `/api/ps` shows it. */
     struct session_info {

@@ -132,6 +132,9 @@ void worker_events::run() {
         auto reader = stub_->Events(call.get(), req);
         pb::EventBatch batch;
         while (reader->Read(&batch)) {
+            batches_.fetch_add(1, std::memory_order_relaxed);
+            events_.fetch_add(static_cast<uint64_t>(batch.events_size()),
+                              std::memory_order_relaxed);
             if (around_batch_) around_batch_(true);
             {
                 std::lock_guard lk(mu_);

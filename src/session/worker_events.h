@@ -81,6 +81,10 @@ class worker_events {
     /** Forgets the session's mailbox (finished, or its events come on its Generate call). */
     void close(const std::string &session_id, const std::shared_ptr<event_mailbox> &box);
 
+    /** Messages (one per worker tick with events) and events read so far, for /metrics. */
+    uint64_t batches() const { return batches_.load(); }
+    uint64_t events() const { return events_.load(); }
+
   private:
     void run();
 
@@ -96,6 +100,8 @@ class worker_events {
     uint64_t reading_ = 0;  // the Events call being read; 0: none
     bool stop_        = false;
     std::shared_ptr<grpc::ClientContext> call_;  // to cancel the read at stop()
+    std::atomic<uint64_t> batches_{0};
+    std::atomic<uint64_t> events_{0};
     std::thread thread_;
 };
 

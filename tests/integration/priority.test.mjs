@@ -98,6 +98,11 @@ test('an interactive request gets its first token before any long batch session 
     const m = await server.metrics();
     assert.ok(m.num_preemptions_total >= 1, 'a batch sequence was preempted for the chat');
     assert.equal(m.num_requests_running, 0);
+    // The tokens came on the worker's Events stream, the two sequences of a tick in one message.
+    assert.ok(m.worker_event_batches_total > 0, 'events came on the Events stream');
+    assert.ok(m.worker_events_total >= 900, `all tokens on the stream: ${m.worker_events_total}`);
+    assert.ok(m.worker_events_total > 1.2 * m.worker_event_batches_total,
+      `batches carry several sessions' tokens: ${m.worker_events_total} events in ${m.worker_event_batches_total} batches`);
   } finally {
     await server.stop();
   }
