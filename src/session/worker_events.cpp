@@ -1,5 +1,6 @@
 #include "session/worker_events.h"
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -117,6 +118,7 @@ void worker_events::close(const std::string &session_id,
 
 void worker_events::run() {
     uint64_t next_id = 1;
+    int failures     = 0;  // Events calls in a row that ended without a message
     for (;;) {
         auto call = std::make_shared<grpc::ClientContext>();
         call->set_wait_for_ready(true);  // a (re)starting worker: wait for its socket
@@ -131,7 +133,9 @@ void worker_events::run() {
         req.set_stream_id(id);
         auto reader = stub_->Events(call.get(), req);
         pb::EventBatch batch;
+        bool read_any = false;
         while (reader->Read(&batch)) {
+            read_any = true;
             batches_.fetch_add(1, std::memory_order_relaxed);
             events_.fetch_add(static_cast<uint64_t>(batch.events_size()),
                               std::memory_order_relaxed);
@@ -161,9 +165,16 @@ void worker_events::run() {
             SF_LOG_DEBUG("head", "events stream %llu ended (%s); %zu sessions to resume",
                          static_cast<unsigned long long>(id), st.error_message().c_str(),
                          lost.size());
-        // A pause before reopening, so a worker that refuses the call is not hammered.
+        // A pause before reopening: short after a stream that carried events (a restarted
+        // worker should get its stream back at once), growing to 2 s while calls keep failing
+        // without one (a worker that refuses the call is not hammered; sessions then stream on
+        // their own Generate calls).
+        failures         = read_any ? 0 : std::min(failures + 1, 6);
+        const auto pause = std::chrono::milliseconds(failures == 0 ? 50 : 50 << (failures - 1));
         std::unique_lock lk(mu_);
-        if (cv_.wait_for(lk, std::chrono::milliseconds(50), [&] { return stop_; })) return;
+        if (cv_.wait_for(lk, std::min(pause, std::chrono::milliseconds(2000)),
+                         [&] { return stop_; }))
+            return;
     }
 }
 
