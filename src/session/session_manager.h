@@ -153,6 +153,10 @@ class session_manager {
     void take_token(token_gate &g, const std::shared_ptr<session> &s, priority_class cls,
                     std::chrono::steady_clock::time_point t0,
                     const superfluid::worker::v1::Token &t);
+    // How cancelling `s` reaches the worker: through the Events stream's Cancel RPC (and its
+    // mailbox's pump stops waiting) when `box` is set, else by cancelling its Generate call.
+    void set_canceller(session &s, std::shared_ptr<grpc::ClientContext> ctx,
+                       std::shared_ptr<event_mailbox> box);
     // Cancels a session on the worker (Cancel RPC, not waited for).
     void cancel_on_worker(const std::string &id);
     std::string new_session_id();

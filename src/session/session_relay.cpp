@@ -55,20 +55,25 @@ void session_manager::cancel_on_worker(const std::string &id) {
     stub_->async()->Cancel(&c->ctx, &c->req, &c->reply, [c](grpc::Status) {});
 }
 
+void session_manager::set_canceller(session &s, std::shared_ptr<grpc::ClientContext> ctx,
+                                    std::shared_ptr<event_mailbox> box) {
+    if (box) {
+        s.set_canceller([this, id = s.id(), box] {
+            box->interrupt();
+            cancel_on_worker(id);
+        });
+    } else {
+        s.set_canceller([ctx] { ctx->TryCancel(); });
+    }
+}
+
 void session_manager::launch_pump(std::shared_ptr<session> s, priority_class cls,
                                   std::chrono::steady_clock::time_point t0,
                                   pb::GenerateRequest preq,
                                   std::shared_ptr<grpc::ClientContext> ctx,
                                   std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader,
                                   std::shared_ptr<event_mailbox> box) {
-    if (box) {
-        s->set_canceller([this, id = s->id(), box] {
-            box->interrupt();
-            cancel_on_worker(id);
-        });
-    } else if (ctx) {
-        s->set_canceller([ctx] { ctx->TryCancel(); });
-    }
+    if (box || ctx) set_canceller(*s, ctx, box);
     pumps_++;
     {
         std::lock_guard lk(live_mu_);
@@ -208,7 +213,7 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
         if (!reader->Read(&first) || !first.has_accepted()) {
             events_->close(s->id(), box);
             box.reset();
-            s->set_canceller([ctx] { ctx->TryCancel(); });
+            set_canceller(*s, ctx, nullptr);
             // Loop on: Read fails again (counted as another loss) or the worker rejected it.
             if (first.has_rejected()) {
                 failure = "the session could not be resumed: " + first.rejected().message();
@@ -218,14 +223,7 @@ void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
             continue;
         }
         settle_source(s->id(), first.accepted(), reader, box);
-        if (box) {
-            s->set_canceller([this, id = s->id(), box] {
-                box->interrupt();
-                cancel_on_worker(id);
-            });
-        } else {
-            s->set_canceller([ctx] { ctx->TryCancel(); });
-        }
+        set_canceller(*s, ctx, box);
     }
     if (!finished) {
         session_event fe;
