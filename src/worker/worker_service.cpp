@@ -4,6 +4,7 @@
 
 #include "protocol/convert.h"
 #include "util/log.h"
+#include "util/relay_sched.h"
 
 namespace sf {
 
@@ -196,7 +197,8 @@ grpc::Status worker_service::Events(grpc::ServerContext *ctx, const pb::EventsRe
         old     = std::move(outbox_);
         outbox_ = box;
     }
-    if (old) old->close();  // a reconnected head: the older stream's sessions are resubmitted
+    if (old) old->close();   // a reconnected head: the older stream's sessions are resubmitted
+    relay_scheduling(true);  // woken once per tick: it must not preempt decoding (relay_sched.h)
     std::vector<std::pair<std::string, session_event>> evs;
     while (!ctx->IsCancelled()) {
         evs.clear();
@@ -212,7 +214,8 @@ grpc::Status worker_service::Events(grpc::ServerContext *ctx, const pb::EventsRe
         std::lock_guard lk(mu_);
         if (outbox_ == box) outbox_.reset();
     }
-    box->close();  // cancels the sessions still bound: nobody would read their events
+    box->close();             // cancels the sessions still bound: nobody would read their events
+    relay_scheduling(false);  // a pool thread: the next call it serves is not a relay
     return grpc::Status::OK;
 }
 
