@@ -2,10 +2,23 @@
 // interactive request overtaking long batch work (an ordering assertion, not a timing one).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { writeFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, until } from '../lib/server.mjs';
+
+// Scheduling policy of each thread of a process (sched(7): 0 SCHED_OTHER, 3 SCHED_BATCH), from
+// field 41 of /proc/<pid>/task/<tid>/stat (after the parenthesized command name).
+function threadPolicies(pid) {
+  const out = [];
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      out.push(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]));
+    } catch {} // the thread ended meanwhile
+  }
+  return out;
+}
 
 function post(server, body, headers = {}) {
   return fetch(`${server.url}/v1/chat/completions`, {
@@ -84,6 +97,13 @@ test('an interactive request gets its first token before any long batch session 
     });
     // All slots are busy with batch work before the chat arrives.
     await until(async () => (await server.metrics()).num_requests_running === 2, 20000, 20);
+    // While tokens stream, exactly one worker thread is batch-class: the Events stream's, which
+    // must not preempt decoding (util/relay_sched.h). Every head thread stays ordinary.
+    const ps = await (await fetch(`${server.url}/api/ps`)).json();
+    const workerPid = ps.models[0].worker.pid;
+    assert.ok(workerPid > 0, JSON.stringify(ps.models[0].worker));
+    assert.equal(threadPolicies(workerPid).filter((p) => p === 3).length, 1, `worker: ${threadPolicies(workerPid)}`);
+    assert.ok(threadPolicies(server.proc.pid).every((p) => p === 0), `head: ${threadPolicies(server.proc.pid)}`);
     const chat = await post(server, { priority: 'interactive', max_tokens: 5, stream: true });
     const reader = chat.body.getReader();
     await reader.read(); // headers + the role chunk
