@@ -10,7 +10,7 @@
 
 #include "api/api_error.h"
 #include "chat/output_parser.h"
-#include "scheduler/types.h"
+#include "core/session_event.h"
 
 namespace sf {
 

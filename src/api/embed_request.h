@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "api/api_error.h"
-#include "engine/embed_input.h"
+#include "core/embed_input.h"
 
 namespace sf {
 

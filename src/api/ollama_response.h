@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "api/api_error.h"
-#include "engine/engine.h"
+#include "core/chat.h"
+#include "core/sampling.h"
+#include "core/token.h"
 
 namespace sf {
 

@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "api/api_error.h"
-#include "engine/engine.h"
+#include "core/chat.h"
+#include "core/sampling.h"
+#include "core/token.h"
 
 namespace sf {
 

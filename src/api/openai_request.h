@@ -6,7 +6,7 @@
 #include <string>
 
 #include "api/api_error.h"
-#include "session/request.h"
+#include "core/generate_request.h"
 
 namespace sf {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "chat/output_parser.h"
-#include "scheduler/types.h"
+#include "core/session_event.h"
 
 namespace sf {
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "api/api_error.h"
-#include "scheduler/types.h"
+#include "core/session_event.h"
 
 namespace sf {
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/api_error.h"
-#include "session/request.h"
+#include "core/generate_request.h"
 
 namespace sf {
 

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/output_parser.h"
-#include "scheduler/types.h"
+#include "core/session_event.h"
 
 namespace sf {
 

@@ -13,7 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/engine.h"
+#include "core/chat.h"
+#include "core/sampling.h"
+#include "core/token.h"
 
 namespace sf {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "scheduler/types.h"
+#include "core/session_event.h"
 
 namespace sf {
 

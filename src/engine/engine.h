@@ -10,106 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/chat.h"
+#include "core/sampling.h"
+#include "core/token.h"
 #include "util/host_buffer.h"
 
 namespace sf {
-
-/** A vocabulary id (llama.cpp's llama_token). */
-using token_id = int32_t;
-
-/** One tool call of an assistant message (OpenAI shape: arguments are JSON text). */
-struct tool_call {
-    std::string id;
-    std::string name;
-    std::string arguments;
-};
-
-/** A chat message after API parsing; `role` is system|user|assistant|tool. */
-struct chat_message {
-    std::string role;
-    std::string content;
-    std::string name;
-    std::string tool_call_id;
-    std::string reasoning_content;
-    std::vector<tool_call> tool_calls;
-};
-
-/** A tool the model may call (OpenAI function tool / Anthropic tool). */
-struct tool_spec {
-    std::string name;
-    std::string description;
-    std::string parameters;  // JSON Schema of the arguments object, as JSON text
-};
-
-/** Whether and which tool the model must call. NAMED and REQUIRED are enforced by grammar. */
-enum class tool_choice_mode { AUTO, NONE, REQUIRED, NAMED };
-
-/**
- * What shapes a chat turn besides its messages, the same for every API (core chat layer,
- * docs/ARCHITECTURE.md "Chat layer"). The worker turns it, through llama.cpp `common`
- * (common_chat_templates_apply), into the prompt, a grammar and a parser description.
- */
-struct chat_options {
-    std::vector<tool_spec> tools;
-    tool_choice_mode tool_choice = tool_choice_mode::AUTO;
-    std::string tool_name;            // NAMED: the tool that must be called (one of `tools`)
-    bool parallel_tool_calls = true;  // more than one call in one answer
-    std::string json_schema;          // non-empty: the content is JSON valid against it (JSON text)
-    int reasoning = -1;               // -1: the template's default, 0: off, 1: on
-    std::string reasoning_effort;     // non-empty: template kwarg `reasoning_effort`
-    int32_t reasoning_budget = -1;  // reasoning tokens before the end tag is forced; -1: unlimited
-    std::vector<std::pair<std::string, std::string>> template_kwargs;  // name -> JSON text
-};
-
-/** A lazy grammar's trigger; `type` is llama.cpp's common_grammar_trigger_type. */
-struct grammar_trigger_spec {
-    int type = 0;
-    std::string value;
-};
-
-/**
- * The output constraint of one sequence, produced by the chat layer and applied in the
- * sequence's sampler (llama.cpp grammar sampler + reasoning budget). Empty grammar: none.
- */
-struct output_constraint {
-    std::string grammar;  // GBNF
-    bool lazy = false;    // active only after a trigger (tool_choice auto)
-    std::vector<grammar_trigger_spec> triggers;
-    std::vector<std::string> preserved_tokens;  // special tokens the grammar names
-    std::string generation_prompt;              // prompt tail the grammar starts with (prefilled)
-    std::string thinking_start;                 // e.g. "<think>"; empty: no reasoning tags
-    std::vector<std::string> thinking_end;      // e.g. "</think>"
-    int32_t reasoning_budget = -1;              // see chat_options
-};
-
-/** How the head parses one turn's generated text (inputs of llama.cpp common_chat_parse). */
-struct chat_parse_spec {
-    int32_t format = 0;             // common_chat_format; 0: content only
-    std::string parser;             // serialized PEG parser (common_peg_arena); may be empty
-    std::string generation_prompt;  // the prompt's tail (e.g. "<think>\n\n</think>\n\n")
-    bool thinking         = false;  // the turn may start with reasoning
-    bool parse_tool_calls = false;  // tools were offered and may be called
-};
-
-/**
- * Sampling parameters of one sequence. Defaults follow llama-server's (common.h,
- * common_params_sampling). temperature <= 0 is greedy.
- */
-struct sampling_params {
-    float temperature       = 0.8f;
-    int32_t top_k           = 40;
-    float top_p             = 0.95f;
-    float min_p             = 0.05f;
-    float repeat_penalty    = 1.0f;
-    int32_t repeat_last_n   = 64;
-    float presence_penalty  = 0.0f;
-    float frequency_penalty = 0.0f;
-    uint64_t seed           = 0;
-    int32_t max_tokens      = 256;  // generated tokens, >= 1
-    std::vector<std::string> stop;
-    bool ignore_eos = false;
-    output_constraint constraint;  // set by the worker from the rendered chat, not by clients
-};
 
 /** A chat rendered by the model's template and tokenized. */
 struct rendered_prompt {

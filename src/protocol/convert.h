@@ -2,8 +2,9 @@
 // types the head and the worker use. One place for both directions, so the two sides agree.
 #pragma once
 
-#include "engine/engine.h"
-#include "scheduler/types.h"
+#include "core/chat.h"
+#include "core/sampling.h"
+#include "core/session_event.h"
 #include "worker.pb.h"
 
 namespace sf::protocol {

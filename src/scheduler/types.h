@@ -1,5 +1,6 @@
-// Types shared by the scheduler and its callers (worker service, tests): priority classes,
-// a session's request as the tick loop sees it, and the events it produces.
+// Types of the tick loop's callers (worker service, tests): a session's request as the tick
+// loop sees it and the channel its events leave by. Priority classes and the events
+// themselves are core/ types (core/session_event.h).
 #pragma once
 
 #include <atomic>
@@ -12,32 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "core/session_event.h"
 #include "engine/engine.h"
 
 namespace sf {
-
-/** Priority class; lower value = more urgent (planned first). */
-enum class priority_class : int { INTERACTIVE = 0, NORMAL = 1, BATCH = 2 };
-
-enum class finish_reason { STOP, LENGTH, CANCELLED, ERROR };
-
-/** One event of a session, in order: tokens (index 0, 1, …) then exactly one finish. */
-struct session_event {
-    enum class kind { TOKEN, FINISHED } type = kind::TOKEN;
-    // TOKEN
-    uint32_t index = 0;  // position among the session's generated tokens
-    token_id token = 0;
-    std::string piece;  // raw bytes of the token
-    std::string text;   // text released by this event (whole code points, no stop string)
-    // FINISHED
-    finish_reason reason = finish_reason::STOP;
-    std::string stop_string;
-    std::string error;
-    int32_t prompt_tokens     = 0;
-    int32_t completion_tokens = 0;
-    // FINISHED, and TOKEN index 0: prompt tokens reused from the prefix cache.
-    int32_t cached_tokens = 0;
-};
 
 /**
  * Where a channel forwards its events instead of queueing them: the worker's Events stream

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/types.h"
+#include "core/session_event.h"
 
 namespace sf {
 

@@ -8,7 +8,7 @@
 #include <random>
 #include <thread>
 
-#include "cache/volatile_lines.h"
+#include "session/volatile_lines.h"
 #include "protocol/convert.h"
 #include "util/log.h"
 
@@ -171,7 +171,7 @@ static bool answered(const grpc::Status &st, const Reply &reply, start_error &er
 // defeat the prefix cache.
 static generate_request without_volatile_lines(const generate_request &req) {
     generate_request norm = req;
-    cache::normalize_volatile_lines(norm.messages);
+    normalize_volatile_lines(norm.messages);
     return norm;
 }
 

@@ -13,7 +13,7 @@
 
 #include "journal/journal_writer.h"
 #include "session/latency_metrics.h"
-#include "session/request.h"
+#include "core/generate_request.h"
 #include "session/session.h"
 #include "session/worker_events.h"
 #include "session/worker_process.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/embed_input.h"
+#include "core/embed_input.h"
 
 struct llama_model;
 struct llama_context;

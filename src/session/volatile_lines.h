@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "core/chat.h"
 
-namespace sf::cache {
+namespace sf {
 
 /**
  * Removes volatile lines (lines starting, after leading blanks, with a prefix of
@@ -22,4 +22,4 @@ int normalize_volatile_lines(std::vector<chat_message> &messages);
 /** The line prefixes treated as volatile: "x-anthropic-billing-header:". */
 const std::vector<std::string> &volatile_line_prefixes();
 
-}  // namespace sf::cache
+}  // namespace sf

@@ -1,13 +1,15 @@
 // A generation request after API parsing: what every adapter (OpenAI, Anthropic, Ollama)
-// produces and the session layer consumes. No JSON here.
+// produces and the session layer consumes. Plain data: no I/O, no JSON, no gRPC.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
-#include "scheduler/types.h"
+#include "core/chat.h"
+#include "core/sampling.h"
+#include "core/session_event.h"
+#include "core/token.h"
 
 namespace sf {
 

@@ -1,8 +1,8 @@
-#include "cache/volatile_lines.h"
+#include "session/volatile_lines.h"
 
 #include <strings.h>
 
-namespace sf::cache {
+namespace sf {
 
 const std::vector<std::string> &volatile_line_prefixes() {
     static const std::vector<std::string> p = {"x-anthropic-billing-header:"};
@@ -48,4 +48,4 @@ int normalize_volatile_lines(std::vector<chat_message> &messages) {
     return removed;
 }
 
-}  // namespace sf::cache
+}  // namespace sf
