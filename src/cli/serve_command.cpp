@@ -15,6 +15,7 @@
 #include "session/session_manager.h"
 #include "util/log.h"
 #include "util/paths.h"
+#include "util/state_lock.h"
 
 namespace sf {
 
@@ -92,6 +93,11 @@ int run_serve(const serve_options &in) {
     if (opts.state_dir.empty()) opts.state_dir = paths::default_state_dir();
     if (!paths::make_dirs(opts.state_dir)) {
         SF_LOG_ERROR("serve", "cannot create the state directory %s", opts.state_dir.c_str());
+        return 1;
+    }
+    state_lock lock;
+    if (std::string err; !lock.acquire(opts.state_dir, err)) {
+        SF_LOG_ERROR("serve", "%s", err.c_str());
         return 1;
     }
     // A .gguf path, a hub model (pulled when missing) or the default model.
