@@ -10,6 +10,7 @@
 #include "http/responses_stream.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"
+#include "util/log.h"
 
 namespace sf {
 
@@ -20,6 +21,15 @@ using json = nlohmann::json;
 void send_error(httplib::Response &res, const api_error &e) {
     res.status = e.status;
     res.set_content(openai_error_body(e), "application/json");
+}
+
+// One log line per set of tool types not offered to the model (not one per request).
+void log_skipped_tools(const std::vector<std::string> &types) {
+    std::string list;
+    for (const auto &t : types) list += (list.empty() ? "'" : ", '") + t + "'";
+    if (!first_sighting("tools:" + list)) return;
+    SF_LOG_INFO("responses", "tool types %s skipped: this server runs function and custom tools",
+                list.c_str());
 }
 
 void send_object(httplib::Response &res, const json &obj) {
@@ -44,6 +54,7 @@ void handle_create(const httplib::Request &req, const std::string &body, httplib
                                          "model_not_found"});
     }
     if (greq.model.empty()) greq.model = rc.model_id;
+    if (!opts.skipped_tools.empty()) log_skipped_tools(opts.skipped_tools);
     greq.api = "openai.responses";
     // What the response object repeats, journaled with the request: any reader, in this
     // process or after a restart, builds the same object and events from the session alone.
