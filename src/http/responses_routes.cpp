@@ -7,6 +7,7 @@
 
 #include "api/responses_request.h"
 #include "api/responses_response.h"
+#include "http/model_names.h"
 #include "http/responses_stream.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"
@@ -48,12 +49,11 @@ void handle_create(const httplib::Request &req, const std::string &body, httplib
                                            "background", "unsupported_parameter"));
     }
     if (!apply_priority(req, rc.priority, greq, res, err)) return send_error(res, err);
-    if (!rc.model_ok(greq.model)) {
-        return send_error(res, api_error{404, "invalid_request_error",
-                                         "the model '" + greq.model + "' does not exist", "model",
-                                         "model_not_found"});
+    std::string why;
+    if (!resolve_model(rc, greq.model, res, why)) {
+        return send_error(res,
+                          api_error{404, "invalid_request_error", why, "model", "model_not_found"});
     }
-    if (greq.model.empty()) greq.model = rc.model_id;
     if (!opts.skipped_tools.empty()) log_skipped_tools(opts.skipped_tools);
     greq.api = "openai.responses";
     // What the response object repeats, journaled with the request: any reader, in this
