@@ -27,61 +27,39 @@ std::string type_of(const json &o) {
                : "";
 }
 
-// A message's content: a string or parts input_text / output_text / refusal; an image, file
-// or audio part in a message is a 400 (the model is text-only and the user should know).
-bool message_text(const json &c, const std::string &path, std::string &out, api_error &err) {
+// The text of a message's `content` or a tool's `output`: a string or an array of parts.
+// Text parts (input_text / output_text / text; refusal in messages) are joined: directly in a
+// message, by newlines in a tool output. An image, file or audio part in a message is a 400
+// (the model is text-only and the user should know); in a tool output an image or file
+// becomes a short placeholder, since the client re-sends the item on every later turn.
+bool parts_text(const json &c, bool tool_output, const std::string &path, std::string &out,
+                api_error &err) {
     if (c.is_null()) return true;
     if (c.is_string()) {
         out = c.get<std::string>();
         return true;
     }
     if (!c.is_array()) {
-        err = bad_request("content must be a string or an array of parts", path, "invalid_type");
+        err = bad_request(std::string(tool_output ? "'output'" : "content") +
+                              " must be a string or an array of content parts",
+                          path, "invalid_type");
         return false;
     }
     for (size_t i = 0; i < c.size(); ++i) {
         const json &p          = c[i];
         const std::string type = type_of(p);
         const std::string pp   = path + "[" + std::to_string(i) + "]";
+        const bool media = type == "input_image" || type == "input_file" || type == "input_audio";
         std::string t;
         if (type == "input_text" || type == "output_text" || type == "text") {
             if (!fields::string(p, "text", t, err, pp + ".")) return false;
-        } else if (type == "refusal") {
+        } else if (type == "refusal" && !tool_output) {
             if (!fields::string(p, "refusal", t, err, pp + ".")) return false;
-        } else if (type == "input_image" || type == "input_file" || type == "input_audio") {
+        } else if (media && !tool_output) {
             err = bad_request(
                 "content part type '" + type + "' is not supported: the loaded model is text-only",
                 pp, "unsupported_content");
             return false;
-        } else {
-            err = bad_request("unknown content part type '" + type + "'", pp, "invalid_value");
-            return false;
-        }
-        out += t;
-    }
-    return true;
-}
-
-// A tool's output: a string or parts. Text parts are joined by newlines; image and file parts
-// become a placeholder, since the client re-sends this item on every later turn.
-bool output_text(const json &o, const std::string &path, std::string &out, api_error &err) {
-    if (o.is_null()) return true;
-    if (o.is_string()) {
-        out = o.get<std::string>();
-        return true;
-    }
-    if (!o.is_array()) {
-        err = bad_request("'output' must be a string or an array of content parts", path,
-                          "invalid_type");
-        return false;
-    }
-    for (size_t i = 0; i < o.size(); ++i) {
-        const json &p          = o[i];
-        const std::string type = type_of(p);
-        const std::string pp   = path + "[" + std::to_string(i) + "]";
-        std::string t;
-        if (type == "input_text" || type == "output_text" || type == "text") {
-            if (!fields::string(p, "text", t, err, pp + ".")) return false;
         } else if (type == "input_image") {
             t = k_image_placeholder;
         } else if (type == "input_file") {
@@ -90,10 +68,10 @@ bool output_text(const json &o, const std::string &path, std::string &out, api_e
             t = "[file" + (name.empty() ? "" : " '" + name + "'") +
                 " omitted: this model cannot read attached files]";
         } else {
-            err = bad_request("unknown output part type '" + type + "'", pp, "invalid_value");
+            err = bad_request("unknown content part type '" + type + "'", pp, "invalid_value");
             return false;
         }
-        out += (i ? "\n" : "") + t;
+        out += (tool_output && i ? "\n" : "") + t;
     }
     return true;
 }
@@ -140,8 +118,8 @@ struct input_reader {
     bool message(const json &it, const std::string &p, api_error &err) {
         chat_message m;
         if (!fields::string(it, "role", m.role, err, p + ".")) return false;
-        if (!message_text(it.contains("content") ? it["content"] : json(), p + ".content",
-                          m.content, err))
+        if (!parts_text(it.contains("content") ? it["content"] : json(), false, p + ".content",
+                        m.content, err))
             return false;
         if (m.role == "system" || m.role == "developer") {
             system += (system.empty() ? "" : "\n\n") + m.content;
@@ -192,7 +170,8 @@ struct input_reader {
         std::string id, text;
         if (!fields::string(it, "call_id", id, err, p + ".")) return false;
         if (id.empty() && !fields::string(it, "id", id, err, p + ".")) return false;
-        if (!output_text(it.contains("output") ? it["output"] : json(), p + ".output", text, err))
+        if (!parts_text(it.contains("output") ? it["output"] : json(), true, p + ".output", text,
+                        err))
             return false;
         result(std::move(id), std::move(text));
         return true;
