@@ -3,208 +3,14 @@
 #include <climits>
 
 #include "api/json_fields.h"
+#include "api/responses_input.h"
+#include "api/responses_tools.h"
 
 namespace sf {
 
 using json = nlohmann::json;
 
 namespace {
-
-// Text of a message item's content: a string or parts input_text / output_text / refusal.
-bool item_text(const json &c, const std::string &path, std::string &out, api_error &err) {
-    if (c.is_string()) {
-        out = c.get<std::string>();
-        return true;
-    }
-    if (!c.is_array()) {
-        err = bad_request("content must be a string or an array of parts", path, "invalid_type");
-        return false;
-    }
-    for (size_t i = 0; i < c.size(); ++i) {
-        const json &p          = c[i];
-        const std::string type = p.is_object() ? p.value("type", "") : "";
-        const std::string pp   = path + "[" + std::to_string(i) + "]";
-        if (type == "input_text" || type == "output_text" || type == "text") {
-            std::string t;
-            if (!fields::string(p, "text", t, err, pp + ".")) return false;
-            out += t;
-        } else if (type == "refusal") {
-            std::string t;
-            if (!fields::string(p, "refusal", t, err, pp + ".")) return false;
-            out += t;
-        } else if (type == "input_image" || type == "input_file" || type == "input_audio") {
-            err = bad_request(
-                "content part type '" + type + "' is not supported: the loaded model is text-only",
-                pp, "unsupported_content");
-            return false;
-        } else {
-            err = bad_request("unknown content part type '" + type + "'", pp, "invalid_value");
-            return false;
-        }
-    }
-    return true;
-}
-
-// The assistant message that function_call items attach to (a new one unless the last is one).
-chat_message &assistant_turn(std::vector<chat_message> &msgs) {
-    if (msgs.empty() || msgs.back().role != "assistant")
-        msgs.push_back({"assistant", "", "", "", "", {}});
-    return msgs.back();
-}
-
-bool parse_input(const json &j, std::vector<chat_message> &msgs, std::string &system,
-                 api_error &err) {
-    if (fields::absent(j, "input")) {
-        err = bad_request("'input' is required", "input", "missing_required_parameter");
-        return false;
-    }
-    const json &in = j["input"];
-    if (in.is_string()) {
-        msgs.push_back({"user", in.get<std::string>(), "", "", "", {}});
-        return true;
-    }
-    if (!in.is_array() || in.empty()) {
-        err = bad_request("'input' must be a string or a non-empty array of items", "input",
-                          "invalid_type");
-        return false;
-    }
-    std::map<std::string, std::string> call_names;  // call_id → function name (for tool turns)
-    std::string pending_reasoning;                  // a reasoning item precedes its assistant turn
-    for (size_t i = 0; i < in.size(); ++i) {
-        const json &it      = in[i];
-        const std::string p = "input[" + std::to_string(i) + "]";
-        if (!it.is_object()) {
-            err = bad_request("each input item must be an object", p, "invalid_type");
-            return false;
-        }
-        const std::string type = it.value("type", it.contains("role") ? "message" : "");
-        if (type == "message") {
-            chat_message m;
-            if (!fields::string(it, "role", m.role, err, p + ".")) return false;
-            if (!item_text(it.contains("content") ? it["content"] : json(""), p + ".content",
-                           m.content, err))
-                return false;
-            if (m.role == "system" || m.role == "developer") {
-                system += (system.empty() ? "" : "\n\n") + m.content;
-                continue;
-            }
-            if (m.role != "user" && m.role != "assistant") {
-                err = bad_request("unknown role '" + m.role + "'", p + ".role", "invalid_value");
-                return false;
-            }
-            if (m.role == "assistant") {
-                m.reasoning_content = std::move(pending_reasoning);
-                pending_reasoning.clear();
-            }
-            msgs.push_back(std::move(m));
-        } else if (type == "function_call") {
-            tool_call tc;
-            if (!fields::string(it, "call_id", tc.id, err, p + ".") ||
-                !fields::string(it, "name", tc.name, err, p + ".") ||
-                !fields::string(it, "arguments", tc.arguments, err, p + "."))
-                return false;
-            if (tc.name.empty()) {
-                err = bad_request("a function_call item needs a name", p + ".name",
-                                  "missing_required_parameter");
-                return false;
-            }
-            call_names[tc.id] = tc.name;
-            chat_message &a   = assistant_turn(msgs);
-            if (!pending_reasoning.empty()) a.reasoning_content = std::move(pending_reasoning);
-            pending_reasoning.clear();
-            a.tool_calls.push_back(std::move(tc));
-        } else if (type == "function_call_output") {
-            chat_message m{"tool", "", "", "", "", {}};
-            if (!fields::string(it, "call_id", m.tool_call_id, err, p + ".")) return false;
-            const json out = it.contains("output") ? it["output"] : json("");
-            if (!item_text(out, p + ".output", m.content, err)) return false;
-            m.name = call_names.count(m.tool_call_id) ? call_names[m.tool_call_id] : "";
-            msgs.push_back(std::move(m));
-        } else if (type == "reasoning") {
-            // Earlier reasoning, replayed by clients such as Codex: kept for the template.
-            for (const char *key : {"content", "summary"}) {
-                if (!it.contains(key) || !it[key].is_array()) continue;
-                for (const auto &part : it[key]) {
-                    if (part.is_object() && part.contains("text") && part["text"].is_string())
-                        pending_reasoning += part["text"].get<std::string>();
-                }
-                if (!pending_reasoning.empty()) break;
-            }
-        } else {
-            err = bad_request("input item type '" + type + "' is not supported", p + ".type",
-                              "unsupported_value");
-            return false;
-        }
-    }
-    return true;
-}
-
-bool parse_tools(const json &j, chat_options &chat, api_error &err) {
-    if (fields::absent(j, "tools")) return true;
-    if (!j["tools"].is_array()) {
-        err = bad_request("'tools' must be an array", "tools", "invalid_type");
-        return false;
-    }
-    for (size_t i = 0; i < j["tools"].size(); ++i) {
-        const json &t          = j["tools"][i];
-        const std::string p    = "tools[" + std::to_string(i) + "]";
-        const std::string type = t.is_object() ? t.value("type", "") : "";
-        if (type != "function") {
-            err = bad_request("tool type '" + type + "' is not supported (only 'function')",
-                              p + ".type", "unsupported_value");
-            return false;
-        }
-        tool_spec spec;
-        if (!fields::string(t, "name", spec.name, err, p + ".") ||
-            !fields::string(t, "description", spec.description, err, p + "."))
-            return false;
-        if (spec.name.empty()) {
-            err = bad_request("a function tool needs a name", p + ".name",
-                              "missing_required_parameter");
-            return false;
-        }
-        const json params = fields::absent(t, "parameters")
-                                ? json{{"type", "object"}, {"properties", json::object()}}
-                                : t["parameters"];
-        if (!params.is_object()) {
-            err = bad_request("'parameters' must be a JSON schema object", p + ".parameters",
-                              "invalid_type");
-            return false;
-        }
-        if (!fields::enforceable_schema(params, false, p + ".parameters", err)) return false;
-        spec.parameters = params.dump();
-        chat.tools.push_back(std::move(spec));
-    }
-    return true;
-}
-
-bool parse_tool_choice(const json &j, chat_options &chat, api_error &err) {
-    if (fields::absent(j, "tool_choice")) return true;
-    const json &tc = j["tool_choice"];
-    if (tc == "auto") {
-        chat.tool_choice = tool_choice_mode::AUTO;
-    } else if (tc == "none") {
-        chat.tool_choice = tool_choice_mode::NONE;
-    } else if (tc == "required") {
-        chat.tool_choice = tool_choice_mode::REQUIRED;
-    } else if (tc.is_object() && tc.value("type", "") == "function" && tc.contains("name") &&
-               tc["name"].is_string()) {
-        chat.tool_choice = tool_choice_mode::NAMED;
-        chat.tool_name   = tc["name"].get<std::string>();
-    } else {
-        err = bad_request(
-            "'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\":\"function\","
-            "\"name\":…}",
-            "tool_choice", "invalid_value");
-        return false;
-    }
-    if (chat.tool_choice != tool_choice_mode::AUTO && chat.tool_choice != tool_choice_mode::NONE &&
-        chat.tools.empty()) {
-        err = bad_request("'tool_choice' requires 'tools'", "tool_choice", "invalid_value");
-        return false;
-    }
-    return true;
-}
 
 // text.format: text | json_object | json_schema {name, schema, strict}.
 bool parse_text_format(const json &j, chat_options &chat, api_error &err) {
@@ -256,6 +62,32 @@ bool refuse(const json &j, const char *key, const std::string &why, api_error &e
     return false;
 }
 
+// Fields that change nothing here but are checked for their type, so a client learns of a
+// typo: `include` (e.g. "reasoning.encrypted_content": this server's reasoning items carry no
+// encrypted content), `truncation` ("auto" is accepted; a prompt over the context is still a
+// 400), `prompt_cache_key` (the prefix cache needs no key), `service_tier`,
+// `safety_identifier`, `user`, `metadata`.
+bool accepted_fields(const json &j, api_error &err) {
+    std::vector<std::string> include;
+    std::string truncation, key, tier, safety, user;
+    if (!fields::strings(j, "include", include, err) ||
+        !fields::string(j, "truncation", truncation, err) ||
+        !fields::string(j, "prompt_cache_key", key, err) ||
+        !fields::string(j, "service_tier", tier, err) ||
+        !fields::string(j, "safety_identifier", safety, err) ||
+        !fields::string(j, "user", user, err))
+        return false;
+    if (!truncation.empty() && truncation != "auto" && truncation != "disabled") {
+        err = bad_request("'truncation' must be auto or disabled", "truncation", "invalid_value");
+        return false;
+    }
+    if (!fields::absent(j, "metadata") && !j["metadata"].is_object()) {
+        err = bad_request("'metadata' must be an object", "metadata", "invalid_type");
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 bool parse_responses_request(const std::string &body, generate_request &out,
@@ -292,10 +124,13 @@ bool parse_responses_request(const std::string &body, generate_request &out,
     if (present) s.max_tokens = static_cast<int32_t>(v);
     if (!fields::boolean(j, "parallel_tool_calls", out.chat.parallel_tool_calls, err)) return false;
 
+    if (!accepted_fields(j, err)) return false;
+
     std::string system;
     if (!fields::string(j, "instructions", system, err)) return false;
-    if (!parse_input(j, out.messages, system, err) || !parse_tools(j, out.chat, err) ||
-        !parse_tool_choice(j, out.chat, err) || !parse_text_format(j, out.chat, err) ||
+    if (!parse_responses_input(j, out.messages, system, err) ||
+        !parse_responses_tools(j, out.chat, opts.skipped_tools, err) ||
+        !parse_responses_tool_choice(j, out.chat, err) || !parse_text_format(j, out.chat, err) ||
         !parse_reasoning(j, out.chat, err))
         return false;
     if (!system.empty())
@@ -303,9 +138,10 @@ bool parse_responses_request(const std::string &body, generate_request &out,
 
     // Fields the response object repeats as the request set them.
     for (const char *k :
-         {"instructions", "max_output_tokens", "metadata", "parallel_tool_calls", "reasoning",
-          "temperature", "text", "tool_choice", "tools", "top_p", "user"}) {
-        if (j.contains(k)) opts.echo[k] = j[k];
+         {"instructions", "max_output_tokens", "max_tool_calls", "metadata", "parallel_tool_calls",
+          "prompt_cache_key", "reasoning", "safety_identifier", "service_tier", "temperature",
+          "text", "tool_choice", "tools", "top_logprobs", "top_p", "truncation", "user"}) {
+        if (!fields::absent(j, k)) opts.echo[k] = j[k];
     }
     return true;
 }

@@ -8,6 +8,11 @@
 // terminal event for cancellation, so this one is Superfluid's own.
 // Fed the same deltas, it makes the same events: a reader re-attaching with `starting_after`
 // gets its events from a builder replayed over the journaled tokens (skip_through).
+// Calls to a custom (freeform) tool are `custom_tool_call` items whose `input` is the string
+// the model gave (custom_tool_call_input.delta once the call is whole, then .done); calls to
+// a namespace's tool carry `namespace` and the tool's own `name` (api/responses_tools.h, the
+// map rebuilt from the echoed `tools`). Every item carries `status`; the item open when
+// max_output_tokens cut the answer ends `incomplete`.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/responses_tools.h"
 #include "chat/output_parser.h"
 #include "core/session_event.h"
 
@@ -49,15 +55,18 @@ class responses_builder {
     nlohmann::json response() const;
 
   private:
-    enum class item_kind { NONE, REASONING, MESSAGE, FUNCTION_CALL };
+    enum class item_kind { NONE, REASONING, MESSAGE, FUNCTION_CALL, CUSTOM_TOOL_CALL };
     std::string event(const char *type, nlohmann::json body);
     std::string open(item_kind k, const chat_delta *call);
-    std::string close();
+    /** Ends the open item with `status` (completed, or incomplete when cut short). */
+    std::string close(const char *status = "completed");
     std::string append_text(item_kind k, const std::string &text);
 
     std::string id_, model_;
     int64_t created_ = 0;
     nlohmann::json echo_;
+    responses_tool_map tools_;
+    std::string custom_args_;  // the open custom tool call's arguments JSON so far
     std::string status_    = "in_progress";
     nlohmann::json output_ = nlohmann::json::array();
     nlohmann::json usage_, error_, incomplete_;

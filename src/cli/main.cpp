@@ -61,6 +61,9 @@ int main(int argc, char **argv) {
     serve->add_option("--default-priority", default_priority, "Class of requests that name none")
         ->capture_default_str()
         ->check(CLI::IsMember({"interactive", "normal", "batch"}));
+    serve->add_flag("--strict-model-names", so.strict_model_names,
+                    "Answer a request naming a model this server does not serve with 404 "
+                    "(default: the served model answers it)");
     serve
         ->add_option("--config", so.config_file,
                      "JSON config: {\"default_priority\", \"priority_rules\": "

@@ -150,6 +150,7 @@ int run_serve(const serve_options &in) {
     ho.model_path             = model;
     ho.model_id               = resolved.name;
     ho.state_dir              = opts.state_dir;
+    ho.strict_model_names     = opts.strict_model_names;
     ho.priority.default_class = opts.default_priority;
     if (!opts.config_file.empty()) {
         std::string err = load_priority_config(opts.config_file, ho.priority);

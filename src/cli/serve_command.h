@@ -22,6 +22,7 @@ struct serve_options {
     std::string state_dir;    // empty = XDG state dir
     std::string config_file;  // JSON: default_priority, priority_rules (api/priority.h)
     priority_class default_priority = priority_class::NORMAL;
+    bool strict_model_names         = false;  // unknown model names: 404, not the served model
     int64_t aging_ms                = 10000;  // scheduler aging step (scheduler.h)
     int max_queue                   = 1024;   // waiting sessions per class before overload errors
     int64_t cache_ram               = int64_t(4096) << 20;  // prefix cache budget, bytes

@@ -6,6 +6,7 @@
 
 #include "api/anthropic_request.h"
 #include "api/anthropic_response.h"
+#include "http/model_names.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"
 
@@ -64,14 +65,11 @@ bool prepare(const httplib::Request &req, const std::string &body, bool count_on
         send_error(res, err);
         return false;
     }
-    if (!rc.model_ok(greq.model)) {
-        send_error(res,
-                   api_error{404, "",
-                             "model: " + greq.model + " (this server serves '" + rc.model_id + "')",
-                             "model", ""});
+    std::string why;
+    if (!resolve_model(rc, greq.model, res, why)) {
+        send_error(res, api_error{404, "", why, "model", ""});
         return false;
     }
-    if (greq.model.empty()) greq.model = rc.model_id;
     return true;
 }
 

@@ -7,7 +7,7 @@
 #include "api/embed_request.h"
 #include "api/embed_response.h"
 #include "api/ollama_response.h"
-#include "http/ollama_routes.h"
+#include "http/model_names.h"
 #include "http/route_util.h"
 
 namespace sf {
@@ -31,14 +31,12 @@ void handle(const std::string &body, httplib::Response &res, const openai_route_
               : f == flavor::OLLAMA_EMBED ? parse_ollama_embed(body, job, err)
                                           : parse_ollama_embeddings(body, job, err);
     if (!ok) return send_error(res, f, err);
-    if (f == flavor::OPENAI ? !rc.model_ok(job.model) : !ollama_model_matches(rc, job.model)) {
-        api_error e{404, "invalid_request_error",
-                    f == flavor::OPENAI ? "the model '" + job.model + "' does not exist"
-                                        : "model '" + job.model + "' not found",
-                    "model", "model_not_found"};
-        return send_error(res, f, e);
+    std::string why;
+    if (!resolve_model(rc, job.model, res, why, f != flavor::OPENAI)) {
+        return send_error(res, f,
+                          api_error{404, "invalid_request_error", why, "model", "model_not_found"});
     }
-    const std::string model = job.model.empty() ? rc.model_id : job.model;
+    const std::string model = job.model;
 
     std::vector<std::vector<float>> vectors;
     int32_t tokens = 0;

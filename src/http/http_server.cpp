@@ -117,6 +117,9 @@ void http_server::register_routes() {
     rc.model_id       = opts_.model_id;
     rc.max_body_bytes = opts_.max_body_bytes;
     rc.priority       = opts_.priority;
+    // Which model answers a name (http/model_names.h).
+    rc.state_dir          = opts_.state_dir;
+    rc.strict_model_names = opts_.strict_model_names;
     register_anthropic_routes(svr, rc);
     register_ollama_routes(svr, rc);
     register_embed_routes(svr, rc);

@@ -24,6 +24,8 @@ struct http_options {
     std::string model_path;
     std::string state_dir;     // the model store's index (/api/pull, /api/delete)
     priority_config priority;  // how requests get their class (api/priority.h)
+
+    bool strict_model_names = false;  // unknown model names: 404 (http/model_names.h)
 };
 
 class http_server {

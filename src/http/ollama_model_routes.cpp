@@ -10,7 +10,7 @@
 
 #include "api/json_fields.h"
 #include "api/ollama_response.h"
-#include "http/ollama_routes.h"
+#include "http/model_names.h"
 #include "http/store_routes.h"
 
 namespace sf {
@@ -172,8 +172,8 @@ void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx
             (name.empty() && !fields::string(j, "name", name, err)))
             return send_error(res, 400, err.message);
         if (name.empty()) return send_error(res, 400, "model is required");
-        if (!ollama_model_matches(*rc, name))
-            return send_error(res, 404, "model '" + name + "' not found");
+        std::string why;
+        if (!resolve_model(*rc, name, res, why, true)) return send_error(res, 404, why);
         model_view v = view(*rc, *path);
         if (!v.have_info) return send_error(res, 503, "the model is not loaded yet; retry shortly");
         const std::string &tmpl = v.info.chat_template;

@@ -9,6 +9,7 @@
 #include "api/ollama_request.h"
 #include "api/ollama_response.h"
 #include "chat/output_parser.h"
+#include "http/model_names.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"
 
@@ -198,8 +199,8 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
     bool ok = chat ? parse_ollama_chat(body, greq, r->opts, err)
                    : parse_ollama_generate(body, greq, r->opts, err);
     if (!ok) return send_error(res, err.status, err.message);
-    if (!ollama_model_matches(rc, greq.model))
-        return send_error(res, 404, "model '" + greq.model + "' not found");
+    std::string why;
+    if (!resolve_model(rc, greq.model, res, why, true)) return send_error(res, 404, why);
     r->model = greq.model;
     if (r->opts.load_only) return answer_load(res, greq.model, chat, r->opts);
 
@@ -262,13 +263,6 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
 }
 
 }  // namespace
-
-bool ollama_model_matches(const openai_route_context &rc, const std::string &name) {
-    if (rc.model_ok(name)) return true;
-    auto colon = name.rfind(':');
-    if (colon == std::string::npos) return false;
-    return name.substr(colon + 1) == "latest" && rc.model_ok(name.substr(0, colon));
-}
 
 void register_ollama_routes(httplib::Server &svr, openai_route_context ctx) {
     auto rc = std::make_shared<const openai_route_context>(std::move(ctx));

@@ -11,9 +11,6 @@
 
 namespace sf {
 
-/** True when `name` (Ollama's "name", "name:latest" or "name:tag") is the served model. */
-bool ollama_model_matches(const openai_route_context &rc, const std::string &name);
-
 /** Registers /api/chat and /api/generate. */
 void register_ollama_routes(httplib::Server &svr, openai_route_context ctx);
 

@@ -6,6 +6,7 @@
 
 #include "api/openai_request.h"
 #include "api/openai_response.h"
+#include "http/model_names.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"
 
@@ -129,8 +130,7 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
 
 void handle_generation(const httplib::Request &req, const std::string &body, httplib::Response &res,
                        const openai_route_context &rc, bool chat) {
-    session_manager &sessions   = *rc.sessions;
-    const std::string &model_id = rc.model_id;
+    session_manager &sessions = *rc.sessions;
     generate_request greq;
     openai_options opts;
     api_error err;
@@ -138,14 +138,11 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
                    : parse_openai_completion(body, greq, opts, err);
     if (!ok) return send_error(res, err);
     if (!apply_priority(req, rc.priority, greq, res, err)) return send_error(res, err);
-    if (!rc.model_ok(greq.model)) {
-        api_error e{404, "invalid_request_error",
-                    "the model '" + greq.model + "' does not exist; this server serves '" +
-                        model_id + "' (see GET /v1/models)",
-                    "model", "model_not_found"};
-        return send_error(res, e);
+    std::string why;
+    if (!resolve_model(rc, greq.model, res, why)) {
+        return send_error(res,
+                          api_error{404, "invalid_request_error", why, "model", "model_not_found"});
     }
-    if (greq.model.empty()) greq.model = model_id;
 
     start_error serr;
     auto s = sessions.start(greq, serr);

@@ -24,6 +24,10 @@ struct openai_route_context {
     std::string model_id;
     size_t max_body_bytes = 32u << 20;  // larger bodies: 413
     priority_config priority;           // classes from headers/keys/rules
+
+    // Model names (http/model_names.h): the store's pulled models, strict names.
+    std::string state_dir;            // the model store's index ("" = none)
+    bool strict_model_names = false;  // unknown names: 404, not the served model
 };
 
 /** Identity of `s`'s OpenAI response: chatcmpl-/cmpl- id, model, created, prompt counts. */

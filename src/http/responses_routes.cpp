@@ -7,9 +7,11 @@
 
 #include "api/responses_request.h"
 #include "api/responses_response.h"
+#include "http/model_names.h"
 #include "http/responses_stream.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"
+#include "util/log.h"
 
 namespace sf {
 
@@ -20,6 +22,15 @@ using json = nlohmann::json;
 void send_error(httplib::Response &res, const api_error &e) {
     res.status = e.status;
     res.set_content(openai_error_body(e), "application/json");
+}
+
+// One log line per set of tool types not offered to the model (not one per request).
+void log_skipped_tools(const std::vector<std::string> &types) {
+    std::string list;
+    for (const auto &t : types) list += (list.empty() ? "'" : ", '") + t + "'";
+    if (!first_sighting("tools:" + list)) return;
+    SF_LOG_INFO("responses", "tool types %s skipped: this server runs function and custom tools",
+                list.c_str());
 }
 
 void send_object(httplib::Response &res, const json &obj) {
@@ -38,12 +49,12 @@ void handle_create(const httplib::Request &req, const std::string &body, httplib
                                            "background", "unsupported_parameter"));
     }
     if (!apply_priority(req, rc.priority, greq, res, err)) return send_error(res, err);
-    if (!rc.model_ok(greq.model)) {
-        return send_error(res, api_error{404, "invalid_request_error",
-                                         "the model '" + greq.model + "' does not exist", "model",
-                                         "model_not_found"});
+    std::string why;
+    if (!resolve_model(rc, greq.model, res, why)) {
+        return send_error(res,
+                          api_error{404, "invalid_request_error", why, "model", "model_not_found"});
     }
-    if (greq.model.empty()) greq.model = rc.model_id;
+    if (!opts.skipped_tools.empty()) log_skipped_tools(opts.skipped_tools);
     greq.api = "openai.responses";
     // What the response object repeats, journaled with the request: any reader, in this
     // process or after a restart, builds the same object and events from the session alone.

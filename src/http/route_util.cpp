@@ -2,7 +2,9 @@
 
 #include <cpp-httplib/httplib.h>
 
+#include <mutex>
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace sf {
@@ -71,6 +73,13 @@ void serve_stream(httplib::Response &res, const char *content_type, std::shared_
         [s, done](bool success) {
             if (!success || !done()) s->cancel();
         });
+}
+
+bool first_sighting(const std::string &key) {
+    static std::mutex mu;
+    static std::set<std::string> seen;
+    std::lock_guard<std::mutex> lock(mu);
+    return seen.size() < 256 && seen.insert(key).second;
 }
 
 int64_t unix_now() {

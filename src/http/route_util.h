@@ -63,6 +63,12 @@ bool apply_priority(const httplib::Request &req, const priority_config &cfg, gen
 void serve_stream(httplib::Response &res, const char *content_type, std::shared_ptr<session> s,
                   std::function<bool(httplib::DataSink &)> step, std::function<bool()> done);
 
+/**
+ * True the first time `key` is seen in this process (at most 256 keys are kept, then false):
+ * for log lines said once, not on every request.
+ */
+bool first_sighting(const std::string &key);
+
 /** Seconds since the Unix epoch. */
 int64_t unix_now();
 

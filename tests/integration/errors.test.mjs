@@ -71,11 +71,14 @@ test('n other than 1 is a 400 before any stream byte (B17)', async () => {
   }
 });
 
-test('an unknown model is a 404 model_not_found', async () => {
-  assertOpenAIError(await post('/v1/chat/completions', { model: 'no-such-model', messages: user }), 404, {
-    param: 'model',
-    code: 'model_not_found',
+test('an unknown model is answered by the served model, the header naming what was asked (404s: --strict-model-names, clients/model_names)', async () => {
+  const res = await fetch(server.url + '/v1/chat/completions', {
+    method: 'POST',
+    body: JSON.stringify({ model: 'no-such-model', messages: user, max_tokens: 2 }),
   });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('x-superfluid-model-substituted'), 'no-such-model');
+  assert.notEqual((await res.json()).model, 'no-such-model');
 });
 
 test('a prompt longer than the context is a 400 that says so, streaming or not (B22)', async () => {

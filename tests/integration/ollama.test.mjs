@@ -128,12 +128,14 @@ test('load and unload requests are answered like Ollama, nothing generated', asy
   assert.equal(bad.status, 400);
 });
 
-test('errors are {"error": …} with Ollama statuses; unknown model 404', async () => {
-  const nf = await postJson(server.url, '/api/chat', { model: 'nope:7b', messages: [{ role: 'user', content: 'hi' }] });
-  assert.equal(nf.status, 404);
-  assert.deepEqual(await nf.json(), { error: "model 'nope:7b' not found" });
+test('errors are {"error": …} with Ollama statuses; an unknown model is answered by the served one', async () => {
+  const nf = await postJson(server.url, '/api/chat', { model: 'nope:7b', messages: [{ role: 'user', content: 'hi' }], stream: false, options: { num_predict: 2 } });
+  assert.equal(nf.status, 200);
+  assert.equal(nf.headers.get('x-superfluid-model-substituted'), 'nope:7b');
+  assert.equal((await nf.json()).model, MODEL);
   const other = await postJson(server.url, '/api/chat', { model: `${MODEL}:other`, messages: [] });
-  assert.equal(other.status, 404, 'a tag other than latest is another model');
+  assert.equal(other.headers.get('x-superfluid-model-substituted'), `${MODEL}:other`, 'a tag other than latest is another model');
+  await other.text();
   for (const [body, re] of [
     [{ messages: [] }, /model is required/],
     [{ model: MODEL, messages: [{ role: 'wizard', content: 'x' }] }, /unknown role/],

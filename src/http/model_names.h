@@ -1,0 +1,40 @@
+// Which model answers a request that names one, for every API (issue #19). A server serves one
+// model, and clients hard-code names (`gpt-4o-mini`, `claude-sonnet-4-5`, `llama3`), so:
+//   - a name that designates the served model (its id, file name or stem, path, GGUF
+//     general.name, "default", or none; for Ollama also "<name>:latest") is answered as named;
+//   - a name of a model pulled into the store but not served is a 404 whose message says how
+//     to serve it (`superfluid serve <name>`): the client asked for a model this machine has,
+//     and answering with another one would hide that;
+//   - any other name is answered by the served model: the answer names the served model and
+//     the response header X-Superfluid-Model-Substituted carries the name asked for (logged
+//     once per name) — unless `superfluid serve --strict-model-names`, where it is a 404.
+// Model lists (/v1/models, /api/tags) stay truthful: they never list substituted names.
+#pragma once
+
+#include <string>
+
+#include "http/openai_routes.h"
+
+namespace httplib {
+struct Response;
+}
+
+namespace sf {
+
+/** The response header that names the model a request asked for when another one answered. */
+inline constexpr const char *k_model_substituted_header = "X-Superfluid-Model-Substituted";
+
+/** True when `name` designates the served model; `ollama`: "<name>:latest" does too. */
+bool serves_model(const openai_route_context &rc, const std::string &name, bool ollama);
+
+/**
+ * Resolves the request's `model` in place. True: the served model answers, and `model` is the
+ * name the answer carries (the served model's id when the request named none or another one;
+ * then `res` gets the X-Superfluid-Model-Substituted header). False: answer 404 in the API's
+ * own shape with `message` (a pulled model that is not served, or any unknown name under
+ * --strict-model-names). `ollama`: Ollama's naming and wording.
+ */
+bool resolve_model(const openai_route_context &rc, std::string &model, httplib::Response &res,
+                   std::string &message, bool ollama = false);
+
+}  // namespace sf
