@@ -14,7 +14,7 @@
 #include "cli/launch_agents.h"
 #include "cli/launch_server.h"
 #include "cli/model_source.h"
-#include "store/model_ref.h"
+#include "models/model_ref.h"
 #include "util/paths.h"
 
 extern char **environ;
@@ -167,9 +167,9 @@ int run_launch(const launch_options &o) {
     c.base_url = "http://" + host + ":" + std::to_string(o.port);
     c.model    = server.model_id;
     if (c.model.empty()) {  // not running (--print): the name serve will give it
-        c.model = o.model.empty()                       ? kDefaultModel
-                  : store::is_local_model_path(o.model) ? fs::path(o.model).stem().string()
-                                                        : o.model;
+        c.model = o.model.empty()                        ? kDefaultModel
+                  : models::is_local_model_path(o.model) ? fs::path(o.model).stem().string()
+                                                         : o.model;
     }
     c.priority       = o.priority;
     const char *home = std::getenv("HOME");

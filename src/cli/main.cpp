@@ -132,7 +132,7 @@ int main(int argc, char **argv) {
     ps->add_option("--host", ps_host, "Server address")->capture_default_str();
     ps->add_option("--port", ps_port, "Server port")->capture_default_str();
 
-    // The model store (store/model_store.h): pull, list, rm.
+    // The model store (models/model_store.h): pull, list, rm.
     std::string pull_model, store_dir;
     std::vector<std::string> rm_models;
     auto *pull = app.add_subcommand("pull", "Download a model from the Hugging Face hub");

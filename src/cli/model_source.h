@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "store/model_store.h"
+#include "models/model_store.h"
 
 namespace sf {
 
@@ -30,8 +30,9 @@ bool resolve_model_arg(const std::string &arg, const std::string &state_dir, res
  * Pulls `ref` into `st` showing progress on stderr; Ctrl-C/SIGTERM during the pull stop it with
  * the partial file kept (status INTERRUPTED). False with `error` set when it fails.
  */
-bool pull_with_progress(const store::model_store &st, const store::model_ref &ref,
-                        store::model_entry &entry, store::pull_status &status, std::string &error);
+bool pull_with_progress(const models::model_store &st, const models::model_ref &ref,
+                        models::model_entry &entry, models::pull_status &status,
+                        std::string &error);
 
 /** True when HF_HUB_OFFLINE (or SUPERFLUID_OFFLINE) is set to a true value. */
 bool hub_offline();

@@ -11,10 +11,10 @@
 
 #include <string>
 
-#include "store/http_fetch.h"
-#include "store/repo_file.h"
+#include "models/http_fetch.h"
+#include "models/repo_file.h"
 
-namespace sf::store {
+namespace sf::models {
 
 struct hub_config {
     std::string endpoint = "https://huggingface.co";
@@ -53,4 +53,4 @@ class hub_client {
     http_fetch http_;
 };
 
-}  // namespace sf::store
+}  // namespace sf::models

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-namespace sf::store {
+namespace sf::models {
 
 struct model_ref {
     std::string repo;      // "org/repo"
@@ -29,4 +29,4 @@ std::optional<model_ref> parse_model_ref(const std::string &text);
  *  starts with '/', './', '../' or '~', or ends with ".gguf". */
 bool is_local_model_path(const std::string &text);
 
-}  // namespace sf::store
+}  // namespace sf::models

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "store/repo_file.h"
+#include "models/repo_file.h"
 
-namespace sf::store {
+namespace sf::models {
 
 /** Default order for a missing tag: good quality per byte first, then larger, then smaller. */
 extern const std::vector<std::string> kDefaultQuantOrder;
@@ -40,4 +40,4 @@ bool select_quant(const std::vector<repo_file> &files, const std::string &tag,
 /** "Q4_K_M, Q8_0, UD-Q4_K_XL" (the groups' quants, sorted, distinct). */
 std::string available_quants(const std::vector<gguf_group> &groups);
 
-}  // namespace sf::store
+}  // namespace sf::models

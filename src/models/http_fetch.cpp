@@ -1,11 +1,11 @@
-#include "store/http_fetch.h"
+#include "models/http_fetch.h"
 
 #include <curl/curl.h>
 
 #include <memory>
 #include <mutex>
 
-namespace sf::store {
+namespace sf::models {
 
 namespace {
 
@@ -129,4 +129,4 @@ http_result http_fetch::get_range(const std::string &url, uint64_t offset,
     return res;
 }
 
-}  // namespace sf::store
+}  // namespace sf::models

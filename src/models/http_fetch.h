@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-namespace sf::store {
+namespace sf::models {
 
 struct http_config {
     std::string token;            // sent as "Authorization: Bearer <token>" when not empty
@@ -48,4 +48,4 @@ class http_fetch {
     http_config cfg_;
 };
 
-}  // namespace sf::store
+}  // namespace sf::models

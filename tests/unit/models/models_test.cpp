@@ -1,10 +1,10 @@
-// Model names and quantization choice (store/model_ref.h, store/quant_selector.h).
+// Model names and quantization choice (models/model_ref.h, models/quant_selector.h).
 #include <gtest/gtest.h>
 
-#include "store/model_ref.h"
-#include "store/quant_selector.h"
+#include "models/model_ref.h"
+#include "models/quant_selector.h"
 
-using namespace sf::store;
+using namespace sf::models;
 
 TEST(ModelRef, ParsesRepoTagAndRevision) {
     auto r = parse_model_ref("unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL@refs/pr/1");

@@ -1,4 +1,4 @@
-#include "store/hf_cache.h"
+#include "models/hf_cache.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <set>
 
-namespace sf::store {
+namespace sf::models {
 
 namespace fs = std::filesystem;
 
@@ -168,4 +168,4 @@ uint64_t hf_cache::remove_files(const std::string &repo, const std::string &comm
     return freed;
 }
 
-}  // namespace sf::store
+}  // namespace sf::models

@@ -1,4 +1,4 @@
-#include "store/progress_printer.h"
+#include "models/progress_printer.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 
 #include "util/log.h"
 
-namespace sf::store {
+namespace sf::models {
 
 std::string human_bytes(double b) {
     const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -70,4 +70,4 @@ void progress_printer::finish() {
     open_line_ = false;
 }
 
-}  // namespace sf::store
+}  // namespace sf::models

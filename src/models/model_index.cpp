@@ -1,4 +1,4 @@
-#include "store/model_index.h"
+#include "models/model_index.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "store/model_ref.h"
-#include "store/quant_selector.h"
+#include "models/model_ref.h"
+#include "models/quant_selector.h"
 
-namespace sf::store {
+namespace sf::models {
 
 using json = nlohmann::json;
 
@@ -132,4 +132,4 @@ bool model_index::remove(const std::string &name) {
     return v.size() != size && write(v);
 }
 
-}  // namespace sf::store
+}  // namespace sf::models

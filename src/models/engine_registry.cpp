@@ -1,9 +1,9 @@
-#include "store/engine_registry.h"
+#include "models/engine_registry.h"
 
 #include <filesystem>
 #include <fstream>
 
-namespace sf::store {
+namespace sf::models {
 
 namespace fs = std::filesystem;
 
@@ -79,4 +79,4 @@ std::string check_runnable(const std::string &path) {
            " engine, which this build does not include (" + row_for(c.format)->why + ")";
 }
 
-}  // namespace sf::store
+}  // namespace sf::models

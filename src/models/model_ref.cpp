@@ -1,8 +1,8 @@
-#include "store/model_ref.h"
+#include "models/model_ref.h"
 
 #include <filesystem>
 
-namespace sf::store {
+namespace sf::models {
 
 static bool valid_part(const std::string &s) {
     if (s.empty() || s == "." || s == "..") return false;
@@ -54,4 +54,4 @@ bool is_local_model_path(const std::string &text) {
     return std::filesystem::exists(text, ec);
 }
 
-}  // namespace sf::store
+}  // namespace sf::models

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace sf::store {
+namespace sf::models {
 
 class progress_printer {
   public:
@@ -32,4 +32,4 @@ class progress_printer {
 /** "1.5 GiB", "340.2 MiB", "12 B". */
 std::string human_bytes(double bytes);
 
-}  // namespace sf::store
+}  // namespace sf::models

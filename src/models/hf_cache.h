@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "store/repo_file.h"
+#include "models/repo_file.h"
 
-namespace sf::store {
+namespace sf::models {
 
 class hf_cache {
   public:
@@ -61,4 +61,4 @@ class hf_cache {
 /** True for a 40-hex-digit git commit id. */
 bool is_commit_id(const std::string &s);
 
-}  // namespace sf::store
+}  // namespace sf::models

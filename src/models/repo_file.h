@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace sf::store {
+namespace sf::models {
 
 struct repo_file {
     std::string path;     // path inside the repository, e.g. "Q4_K_M/model-00001-of-00002.gguf"
@@ -23,4 +23,4 @@ struct repo_snapshot {
     std::vector<repo_file> files;
 };
 
-}  // namespace sf::store
+}  // namespace sf::models

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace sf::store {
+namespace sf::models {
 
 struct model_entry {
     std::string name;      // canonical "org/repo:QUANT" (+ "@rev" when a revision was pinned)
@@ -42,4 +42,4 @@ class model_index {
     std::string path_;
 };
 
-}  // namespace sf::store
+}  // namespace sf::models

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "store/hub_client.h"
-#include "store/model_index.h"
-#include "store/model_ref.h"
+#include "models/hub_client.h"
+#include "models/model_index.h"
+#include "models/model_ref.h"
 
-namespace sf::store {
+namespace sf::models {
 
 struct store_options {
     std::string state_dir;  // for the index
@@ -57,4 +57,4 @@ class model_store {
     store_options opts_;
 };
 
-}  // namespace sf::store
+}  // namespace sf::models

@@ -1,11 +1,11 @@
-#include "store/quant_selector.h"
+#include "models/quant_selector.h"
 
 #include <algorithm>
 #include <map>
 #include <regex>
 #include <set>
 
-namespace sf::store {
+namespace sf::models {
 
 const std::vector<std::string> kDefaultQuantOrder = {
     "Q4_K_M", "UD-Q4_K_XL", "Q4_K_S",     "IQ4_XS", "Q4_0",       "Q5_K_M", "UD-Q5_K_XL",
@@ -119,4 +119,4 @@ bool select_quant(const std::vector<repo_file> &files, const std::string &tag,
     return false;
 }
 
-}  // namespace sf::store
+}  // namespace sf::models

@@ -1,4 +1,4 @@
-#include "store/blob_downloader.h"
+#include "models/blob_downloader.h"
 
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -14,7 +14,7 @@
 #include <thread>
 #include <utility>
 
-namespace sf::store {
+namespace sf::models {
 
 namespace fs = std::filesystem;
 
@@ -212,4 +212,4 @@ download_result blob_downloader::fetch_locked(const std::string &url, const repo
     return download_result::OK;
 }
 
-}  // namespace sf::store
+}  // namespace sf::models

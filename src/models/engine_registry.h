@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace sf::store {
+namespace sf::models {
 
 enum class model_format {
     GGUF,     // a .gguf file (magic "GGUF")
@@ -35,4 +35,4 @@ engine_choice choose_engine(const std::string &path);
  */
 std::string check_runnable(const std::string &path);
 
-}  // namespace sf::store
+}  // namespace sf::models

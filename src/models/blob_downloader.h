@@ -12,10 +12,10 @@
 #include <functional>
 #include <string>
 
-#include "store/http_fetch.h"
-#include "store/repo_file.h"
+#include "models/http_fetch.h"
+#include "models/repo_file.h"
 
-namespace sf::store {
+namespace sf::models {
 
 struct download_callbacks {
     std::function<void(uint64_t completed, uint64_t total)> progress;  // bytes of this file
@@ -43,4 +43,4 @@ class blob_downloader {
     const http_fetch &http_;
 };
 
-}  // namespace sf::store
+}  // namespace sf::models

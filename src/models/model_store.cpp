@@ -1,13 +1,13 @@
-#include "store/model_store.h"
+#include "models/model_store.h"
 
 #include <ctime>
 #include <filesystem>
 
-#include "store/blob_downloader.h"
-#include "store/hf_cache.h"
-#include "store/quant_selector.h"
+#include "models/blob_downloader.h"
+#include "models/hf_cache.h"
+#include "models/quant_selector.h"
 
-namespace sf::store {
+namespace sf::models {
 
 model_store::model_store(store_options opts) : opts_(std::move(opts)) {}
 
@@ -134,4 +134,4 @@ bool model_store::remove(const std::string &name, uint64_t &freed, std::string &
     return true;
 }
 
-}  // namespace sf::store
+}  // namespace sf::models

@@ -1,13 +1,13 @@
-#include "store/hub_client.h"
+#include "models/hub_client.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <fstream>
 
-#include "store/hf_cache.h"
+#include "models/hf_cache.h"
 
-namespace sf::store {
+namespace sf::models {
 
 using json = nlohmann::json;
 
@@ -158,4 +158,4 @@ hub_status hub_client::snapshot(const std::string &repo, const std::string &rev,
     return hub_status::OK;
 }
 
-}  // namespace sf::store
+}  // namespace sf::models
