@@ -146,7 +146,7 @@ int main(int argc, char **argv) {
         c->add_option("--state-dir", store_dir,
                       "State directory (default: $XDG_STATE_HOME/superfluid)");
 
-    sf::launch_options lo;
+    sf::launch::launch_options lo;
     auto *launch = app.add_subcommand(
         "launch", "Run a coding agent against Superfluid (starts the server when needed)");
     sf::add_launch_options(*launch, lo);
@@ -186,6 +186,6 @@ int main(int argc, char **argv) {
     if (*pull) return sf::run_pull(pull_model, store_dir);
     if (*list) return sf::run_list(store_dir);
     if (*rm) return sf::run_rm(rm_models, store_dir);
-    if (*launch) return sf::run_launch(lo);
+    if (*launch) return sf::run_launch_command(lo);
     return 2;
 }

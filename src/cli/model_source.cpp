@@ -101,7 +101,7 @@ bool resolve_model_arg(const std::string &arg, const std::string &state_dir, res
         out.name = std::filesystem::path(arg).stem().string();
         return true;
     }
-    const std::string wanted = arg.empty() ? kDefaultModel : arg;
+    const std::string wanted = arg.empty() ? models::kDefaultModel : arg;
     auto ref                 = models::parse_model_ref(wanted);
     if (!ref) {
         SF_LOG_ERROR("serve",
@@ -123,7 +123,7 @@ bool resolve_model_arg(const std::string &arg, const std::string &state_dir, res
                 SF_LOG_ERROR("pull", "%s: %s", wanted.c_str(), error.c_str());
                 return false;
             }
-            SF_LOG_WARN("serve", "cannot pull the default model %s: %s", kDefaultModel,
+            SF_LOG_WARN("serve", "cannot pull the default model %s: %s", models::kDefaultModel,
                         error.c_str());
         } else {
             entry = e;

@@ -1,7 +1,8 @@
 // What a MODEL argument designates, for every command that takes one (serve, launch, pull):
 // a local path (a .gguf file; other formats are refused by the engine registry), a hub
 // reference `org/repo[:TAG][@rev]` (pulled when not in the store yet), or nothing: the default
-// model kDefaultModel from the hub, falling back offline to the embedded test model.
+// model models::kDefaultModel (models/model_ref.h) from the hub, falling back offline to the
+// embedded test model.
 #pragma once
 
 #include <string>
@@ -9,9 +10,6 @@
 #include "models/model_store.h"
 
 namespace sf {
-
-/** The default model: small, instruction-tuned, ~400 MB at Q4_K_M, runs on any CPU. */
-inline constexpr const char *kDefaultModel = "unsloth/Qwen3-0.6B-GGUF:Q4_K_M";
 
 struct resolved_model {
     std::string path;             // absolute path the engine loads (first shard for split GGUFs)

@@ -8,6 +8,10 @@
 
 namespace sf::models {
 
+/** The model `serve` uses when given none: small, instruction-tuned, ~400 MB at Q4_K_M, runs on
+ *  any CPU. */
+inline constexpr const char *kDefaultModel = "unsloth/Qwen3-0.6B-GGUF:Q4_K_M";
+
 struct model_ref {
     std::string repo;      // "org/repo"
     std::string tag;       // quantization, e.g. "Q4_K_M"; "" = the default order

@@ -1,10 +1,10 @@
-#include "cli/launch_agents.h"
+#include "launch/launch_agents.h"
 
 #include <nlohmann/json.hpp>
 
 #include <fstream>
 
-namespace sf {
+namespace sf::launch {
 
 using json = nlohmann::json;
 
@@ -217,4 +217,4 @@ const agent_def *find_agent(const std::string &name) {
     return nullptr;
 }
 
-}  // namespace sf
+}  // namespace sf::launch

@@ -3,14 +3,17 @@
 // requests carry a priority class: through the X-Superfluid-Priority header where the agent can
 // send custom headers, and through an API key "sk-<class>-superfluid" (api/priority.h step 4)
 // where it sends a key; launch_agents.cpp says per agent which of the two it can carry.
+// A plan is computed, not applied (launcher.h applies it); computing one reads the agent's own
+// config file where our settings are merged into it (pi, Cline). Any thread.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace sf {
+namespace sf::launch {
 
+/** What every agent's plan is computed from. */
 struct launch_context {
     std::string base_url;    // "http://127.0.0.1:8453" (no trailing slash)
     std::string model;       // the id the server serves
@@ -27,6 +30,7 @@ struct launch_file {
     bool restore = false;  // the agent's own file: backed up first, restored when it exits
 };
 
+/** How to run one agent against the server. */
 struct launch_plan {
     std::string program;                                   // looked up on PATH
     std::vector<std::string> args;                         // before the user's own args
@@ -36,6 +40,7 @@ struct launch_plan {
     std::string priority_note;                             // how the class travels
 };
 
+/** An agent `launch` knows, and how to plan its run. */
 struct agent_def {
     const char *name;     // "claude", "codex", …
     const char *title;    // "Claude Code"
@@ -48,4 +53,4 @@ const std::vector<agent_def> &launch_agents();
 /** The agent named `name` (also accepts a few aliases: claude-code, open-code); null if none. */
 const agent_def *find_agent(const std::string &name);
 
-}  // namespace sf
+}  // namespace sf::launch

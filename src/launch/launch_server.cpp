@@ -1,4 +1,4 @@
-#include "cli/launch_server.h"
+#include "launch/launch_server.h"
 
 #include <cpp-httplib/httplib.h>
 #include <fcntl.h>
@@ -13,10 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "cli/serve_command.h"
 #include "util/paths.h"
 
-namespace sf {
+namespace sf::launch {
 
 using json = nlohmann::json;
 
@@ -87,8 +86,8 @@ static void print_tail(const std::string &log) {
     for (size_t i = from; i < lines.size(); ++i) fprintf(stderr, "  %s\n", lines[i].c_str());
 }
 
-bool ensure_server(const std::string &host, int port, const std::string &model,
-                   const std::string &state_dir, server_probe &out) {
+bool ensure_server(const std::string &exe, const std::string &host, int port,
+                   const std::string &model, const std::string &state_dir, server_probe &out) {
     out = probe_server(host, port);
     if (out.ready) return true;
     pid_t pid = -1;
@@ -97,7 +96,7 @@ bool ensure_server(const std::string &host, int port, const std::string &model,
         std::string dir = state_dir.empty() ? paths::default_state_dir() : state_dir;
         paths::make_dirs(dir + "/launch");
         log                           = dir + "/launch/serve-" + std::to_string(port) + ".log";
-        std::vector<std::string> args = {self_exe(), "serve"};
+        std::vector<std::string> args = {exe, "serve"};
         if (!model.empty()) args.push_back(model);
         for (const std::string &a :
              {std::string("--host"), host, std::string("--port"), std::to_string(port)})
@@ -148,4 +147,4 @@ bool ensure_server(const std::string &host, int port, const std::string &model,
     }
 }
 
-}  // namespace sf
+}  // namespace sf::launch
