@@ -11,6 +11,7 @@
 #include "http/http_server.h"
 #include "journal/journal_open.h"
 #include "mkmodel.h"
+#include "placement/local_worker.h"
 #include "session/session_manager.h"
 #include "util/log.h"
 #include "util/paths.h"
@@ -126,7 +127,7 @@ int run_serve(const serve_options &in) {
     if (cache_dir == "off") cache_dir.clear();
     argv.insert(argv.end(), {"--cache-ram-bytes", std::to_string(opts.cache_ram), "--cache-dir",
                              cache_dir, "--cache-disk-bytes", std::to_string(opts.cache_disk)});
-    session_manager sessions(argv, sock);
+    session_manager sessions(std::make_unique<local_worker>(argv, sock));
     sessions.use_journal(open_journal(opts));
     if (!sessions.start_worker()) {
         SF_LOG_ERROR("serve", "cannot start the worker process");

@@ -2,6 +2,7 @@
 // produces and the session layer consumes. Plain data: no I/O, no JSON, no gRPC.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,20 @@ struct generate_request {
     // Adapter data journaled with the request and given back by session::client_meta() (the
     // Responses API keeps its echoed request fields here, JSON). Never sent to the model.
     std::string client_meta;
+};
+
+/**
+ * One placement of a session on a worker: the request (volatile lines removed, seed set,
+ * has_seed true), where to resume, and the epoch that tells this placement's events from an
+ * earlier one's. The journal keeps it (without resume_tokens) to resubmit the session.
+ */
+struct worker_submission {
+    std::string session_id;
+    uint64_t epoch = 0;  // > 0; events carry it back, the head accepts only the current one's
+    generate_request request;
+    std::vector<token_id> resume_tokens;  // generated (and journaled) so far; continue after them
+    bool has_parse = false;               // chat: `parse` was journaled from the first accept
+    chat_parse_spec parse;
 };
 
 }  // namespace sf

@@ -14,8 +14,6 @@ namespace sf {
 
 namespace {
 
-namespace pb = superfluid::worker::v1;
-
 enum class flavor { OPENAI, OLLAMA_EMBED, OLLAMA_LEGACY };
 
 void send_error(httplib::Response &res, flavor f, const api_error &e) {
@@ -45,25 +43,17 @@ void handle(const std::string &body, httplib::Response &res, const openai_route_
     std::vector<std::vector<float>> vectors;
     int32_t tokens = 0;
     if (!job.inputs.empty()) {
-        pb::EmbedRequest preq;
-        preq.set_truncate(job.truncate);
-        for (const auto &in : job.inputs) {
-            auto *pi = preq.add_inputs();
-            if (in.is_text)
-                pi->set_text(in.text);
-            else
-                pi->mutable_tokens()->mutable_ids()->Add(in.tokens.begin(), in.tokens.end());
-        }
-        pb::EmbedReply reply;
+        embed_batch ej{job.inputs, job.truncate};
+        std::vector<embedding> reply;
         start_error serr;
-        if (!rc.sessions->embed(preq, reply, serr)) {
+        if (!rc.sessions->embed(ej, reply, serr)) {
             api_error e = from_start_error(serr);
             if (e.param.empty()) e.param = "input";
             return send_error(res, f, e);
         }
-        for (const auto &e : reply.embeddings()) {
-            vectors.emplace_back(e.values().begin(), e.values().end());
-            tokens += e.tokens();
+        for (auto &e : reply) {
+            vectors.push_back(std::move(e.values));
+            tokens += e.tokens;
             if (f != flavor::OLLAMA_LEGACY) l2_normalize(vectors.back());
         }
     }

@@ -37,7 +37,7 @@ bool http_server::model_matches(const std::string &name) {
     if (name == opts_.model_path || name == p.filename().string() || name == p.stem().string())
         return true;
     auto h = sessions_.health();
-    return h.reachable && !h.reply.model_name().empty() && name == h.reply.model_name();
+    return h.reachable && !h.status.model_name.empty() && name == h.status.model_name;
 }
 
 // Set once: a duplicated Access-Control-Allow-Origin ("*, *") is rejected by browsers.

@@ -32,83 +32,83 @@ class prometheus_text {
 
 std::string metrics_text(session_manager &sessions) {
     auto h        = sessions.health();
-    const auto &r = h.reply;
+    const auto &r = h.status;
     prometheus_text p;
     p.metric("worker_up", "gauge", "1 when the worker answers and its model is loaded",
-             h.reachable && r.ready());
+             h.reachable && r.ready);
     p.metric("worker_starts_total", "counter", "times the worker process was started",
-             sessions.worker().starts());
-    p.metric("num_requests_running", "gauge", "sequences holding a slot", r.active_sequences());
+             sessions.worker_stats().starts);
+    p.metric("num_requests_running", "gauge", "sequences holding a slot", r.active_sequences);
     p.metric("num_requests_waiting", "gauge", "sessions waiting for a slot (new or preempted)",
-             r.waiting_sessions());
+             r.waiting_sessions);
     p.metric("decode_ticks_total", "counter", "scheduler ticks (one llama_decode each)",
-             double(r.ticks()));
+             double(r.ticks));
     p.metric("batched_ticks_total", "counter", "ticks that carried more than one sequence",
-             double(r.batched_ticks()));
+             double(r.batched_ticks));
     p.metric("max_sequences_per_tick", "gauge", "most sequences seen in one tick",
-             r.max_sequences_per_tick());
+             r.max_sequences_per_tick);
     p.metric("sequences_per_tick", "gauge", "sequences in the last tick",
-             r.last_sequences_per_tick());
+             r.last_sequences_per_tick);
     p.metric("prompt_tokens_total", "counter", "prompt tokens prefilled",
-             double(r.prompt_tokens_total()));
+             double(r.prompt_tokens_total));
     p.metric("generation_tokens_total", "counter", "tokens generated",
-             double(r.generated_tokens_total()));
+             double(r.generated_tokens_total));
     p.metric("num_preemptions_total", "counter",
-             "sequences parked to make room for a more urgent class", double(r.preemptions()));
+             "sequences parked to make room for a more urgent class", double(r.preemptions));
     p.metric("kv_cache_usage_perc", "gauge", "share of KV cells held by running sequences",
-             r.kv_total_cells() > 0 ? double(r.kv_used_cells()) / double(r.kv_total_cells()) : 0.0);
+             r.kv_total_cells > 0 ? double(r.kv_used_cells) / double(r.kv_total_cells) : 0.0);
     p.metric("parked_bytes", "gauge", "host memory holding preempted sequences",
-             double(r.parked_bytes()));
+             double(r.parked_bytes));
     p.family("num_requests_running_by_class", "gauge",
              "sequences holding a slot, by priority class");
-    for (const auto &c : r.classes())
-        p.sample("num_requests_running_by_class", c.running(), "priority=\"" + c.name() + "\"");
+    for (const auto &c : r.classes)
+        p.sample("num_requests_running_by_class", c.running, "priority=\"" + c.name + "\"");
     p.family("num_requests_waiting_by_class", "gauge",
              "sessions waiting for a slot, by priority class");
-    for (const auto &c : r.classes())
-        p.sample("num_requests_waiting_by_class", c.waiting(), "priority=\"" + c.name() + "\"");
+    for (const auto &c : r.classes)
+        p.sample("num_requests_waiting_by_class", c.waiting, "priority=\"" + c.name + "\"");
     p.family("num_preemptions_by_class_total", "counter",
              "preempted sequences, by their priority class");
-    for (const auto &c : r.classes()) {
-        p.sample("num_preemptions_by_class_total", double(c.preemptions()),
-                 "priority=\"" + c.name() + "\"");
+    for (const auto &c : r.classes) {
+        p.sample("num_preemptions_by_class_total", double(c.preemptions),
+                 "priority=\"" + c.name + "\"");
     }
-    const auto &c = r.cache();
+    const auto &c = r.cache;
     p.metric("prefix_cache_lookups_total", "counter", "sequences that looked up the prefix cache",
-             double(c.lookups()));
+             double(c.lookups));
     p.metric("prefix_cache_hits_total", "counter",
-             "sequences that reused at least one cached prompt token", double(c.hits()));
+             "sequences that reused at least one cached prompt token", double(c.hits));
     p.metric("prefix_cache_prompt_tokens_total", "counter", "prompt tokens of those sequences",
-             double(c.prompt_tokens()));
+             double(c.prompt_tokens));
     p.metric("prefix_cache_cached_tokens_total", "counter",
              "prompt tokens reused from the prefix cache instead of prefilled",
-             double(c.cached_tokens()));
+             double(c.cached_tokens));
     p.metric("prefix_cache_hit_rate", "gauge", "cached / prompt tokens since the worker started",
-             c.prompt_tokens() > 0 ? double(c.cached_tokens()) / double(c.prompt_tokens()) : 0.0);
+             c.prompt_tokens > 0 ? double(c.cached_tokens) / double(c.prompt_tokens) : 0.0);
     p.metric("prefix_cache_ram_bytes", "gauge", "memory held by cached prefixes and snapshots",
-             double(c.ram_bytes()));
-    p.metric("prefix_cache_ram_budget_bytes", "gauge", "--cache-ram", double(c.ram_budget_bytes()));
+             double(c.ram_bytes));
+    p.metric("prefix_cache_ram_budget_bytes", "gauge", "--cache-ram", double(c.ram_budget_bytes));
     p.metric("prefix_cache_entries", "gauge", "cached prefixes and snapshots in memory",
-             double(c.entries()));
+             double(c.entries));
     p.metric("prefix_cache_evictions_total", "counter", "entries evicted from memory",
-             double(c.evictions()));
+             double(c.evictions));
     p.metric("prefix_cache_disk_bytes", "gauge", "bytes of the disk tier's files",
-             double(c.disk_bytes()));
+             double(c.disk_bytes));
     p.metric("prefix_cache_disk_entries", "gauge", "entries of the disk tier",
-             double(c.disk_entries()));
+             double(c.disk_entries));
     p.metric("prefix_cache_disk_writes_total", "counter", "entries written to disk",
-             double(c.disk_writes()));
+             double(c.disk_writes));
     p.metric("prefix_cache_disk_loads_total", "counter", "entries loaded from disk",
-             double(c.disk_loads()));
+             double(c.disk_loads));
     p.metric("prefix_cache_disk_corrupt_total", "counter",
              "disk entries discarded as corrupt (checksum, size or header)",
-             double(c.disk_corrupt()));
+             double(c.disk_corrupt));
     p.metric("worker_event_batches_total", "counter",
              "messages read from the worker's Events stream (one per tick with events)",
-             double(sessions.events().batches()));
+             double(sessions.worker_stats().batches));
     p.metric("worker_events_total", "counter",
              "token and finish events read from the Events stream (per batch: sessions per tick)",
-             double(sessions.events().events()));
+             double(sessions.worker_stats().events));
     sessions.latency().render(p.str());
     return p.str();
 }
@@ -119,7 +119,7 @@ void register_status_routes(httplib::Server &svr, session_manager &sessions,
                             const std::string &model_id, const std::string & /*model_path*/) {
     svr.Get("/health", [&sessions](const httplib::Request &, httplib::Response &res) {
         auto h     = sessions.health();
-        bool ready = h.reachable && h.reply.ready();
+        bool ready = h.reachable && h.status.ready;
         res.status = ready ? 200 : 503;
         json body  = {{"status", ready ? "ok" : h.reachable ? "loading" : "unavailable"}};
         res.set_content(body.dump(), "application/json");

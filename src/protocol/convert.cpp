@@ -162,10 +162,12 @@ static finish_reason from_proto(pb::FinishReason r) {
     }
 }
 
-void to_proto(const session_event &ev, const std::string &session_id, pb::GenerateEvent &out) {
+void to_proto(const session_event &ev, const std::string &session_id, uint64_t epoch,
+              pb::GenerateEvent &out) {
     if (ev.type == session_event::kind::TOKEN) {
         auto *t = out.mutable_token();
         t->set_session_id(session_id);
+        t->set_epoch(epoch);
         t->set_index(ev.index);
         t->set_token_id(ev.token);
         t->set_piece(ev.piece);
@@ -175,6 +177,7 @@ void to_proto(const session_event &ev, const std::string &session_id, pb::Genera
     }
     auto *f = out.mutable_finished();
     f->set_session_id(session_id);
+    f->set_epoch(epoch);
     f->set_reason(to_proto(ev.reason));
     f->set_text(ev.text);
     f->set_prompt_tokens(ev.prompt_tokens);

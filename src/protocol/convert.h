@@ -3,8 +3,10 @@
 #pragma once
 
 #include "core/chat.h"
+#include "core/generate_request.h"
 #include "core/sampling.h"
 #include "core/session_event.h"
+#include "core/worker_report.h"
 #include "worker.pb.h"
 
 namespace sf::protocol {
@@ -28,9 +30,23 @@ chat_options from_proto(const pb::ChatOptions &o);
 void to_proto(const chat_parse_spec &p, pb::ChatParse &out);
 chat_parse_spec from_proto(const pb::ChatParse &p);
 
-/** A token or finish event of `session_id` as a GenerateEvent. */
-void to_proto(const session_event &ev, const std::string &session_id, pb::GenerateEvent &out);
+/** A token or finish event of placement (`session_id`, `epoch`) as a GenerateEvent. */
+void to_proto(const session_event &ev, const std::string &session_id, uint64_t epoch,
+              pb::GenerateEvent &out);
 session_event from_proto(const pb::Token &t);
 session_event from_proto(const pb::Finished &f);
+
+/** A placement both ways (worker_messages.cpp). from_proto sets has_seed; model and api are
+ * the head's (journal record), not the worker's. */
+void to_proto(const worker_submission &s, pb::GenerateRequest &out);
+worker_submission from_proto(const pb::GenerateRequest &r);
+
+/** Health, model facts and embeddings (worker_messages.cpp). */
+void to_proto(const worker_status &s, pb::HealthReply &out);
+worker_status from_proto(const pb::HealthReply &r);
+void to_proto(const model_description &m, pb::ModelInfoReply &out);
+model_description from_proto(const pb::ModelInfoReply &r);
+void to_proto(const embed_batch &j, pb::EmbedRequest &out);
+embed_batch from_proto(const pb::EmbedRequest &r);
 
 }  // namespace sf::protocol

@@ -25,8 +25,9 @@ namespace sf {
  */
 class event_sink {
   public:
-    virtual ~event_sink()                                                 = default;
-    virtual void deliver(const std::string &session_id, session_event ev) = 0;
+    virtual ~event_sink() = default;
+    /** `epoch`: the submission's (worker_submission::epoch), carried back with the event. */
+    virtual void deliver(const std::string &session_id, uint64_t epoch, session_event ev) = 0;
 };
 
 /**
@@ -37,11 +38,11 @@ class event_sink {
 class event_channel {
   public:
     event_channel() = default;
-    event_channel(std::shared_ptr<event_sink> sink, std::string session_id)
-        : sink_(std::move(sink)), session_id_(std::move(session_id)) {}
+    event_channel(std::shared_ptr<event_sink> sink, std::string session_id, uint64_t epoch)
+        : sink_(std::move(sink)), session_id_(std::move(session_id)), epoch_(epoch) {}
 
     void push(session_event ev) {
-        if (sink_) return sink_->deliver(session_id_, std::move(ev));
+        if (sink_) return sink_->deliver(session_id_, epoch_, std::move(ev));
         {
             std::lock_guard lk(mu_);
             q_.push_back(std::move(ev));
@@ -62,6 +63,7 @@ class event_channel {
   private:
     std::shared_ptr<event_sink> sink_;
     std::string session_id_;
+    uint64_t epoch_ = 0;
     std::mutex mu_;
     std::condition_variable cv_;
     std::deque<session_event> q_;

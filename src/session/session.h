@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/chat.h"
 #include "core/session_event.h"
 
 namespace sf {

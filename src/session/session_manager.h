@@ -1,48 +1,31 @@
-// Starts sessions on the worker and tracks them. Owns the local worker process and the
-// gRPC channel to it. Thread-safe: HTTP handler threads call start() concurrently.
+// The session layer's front: starts sessions on a worker (through worker_client only), tracks
+// them and answers the HTTP side's questions about the worker. It composes the registry (ids,
+// running sessions, re-attach from the journal), the relay (events → journal → readers,
+// exactly once) and the resumer (resubmits sessions whose worker was lost).
+// Threads: HTTP handler threads call any public method concurrently; the relay runs on the
+// worker client's event thread, the resumer on its own; no thread per session.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <thread>
+#include <vector>
 
+#include "core/generate_request.h"
 #include "journal/journal_writer.h"
 #include "session/latency_metrics.h"
-#include "core/generate_request.h"
 #include "session/session.h"
-#include "session/worker_events.h"
-#include "session/worker_process.h"
-#include "worker.grpc.pb.h"
+#include "session/session_registry.h"
+#include "session/session_relay.h"
+#include "session/session_resumer.h"
+#include "session/worker_client.h"
 
 namespace sf {
 
-/** Why a session could not start; `code` picks the API's error type and HTTP status. */
-struct start_error {
-    enum class kind {
-        INVALID_REQUEST,
-        CONTEXT_LENGTH,
-        UNAVAILABLE,
-        OVERLOADED,  // the class queue is full: retry later (OpenAI 429 + Retry-After)
-        INTERNAL
-    } type = kind::INTERNAL;
-    std::string message;
-    std::string param;
-};
-
-struct worker_health {
-    bool reachable = false;
-    superfluid::worker::v1::HealthReply reply;
-};
-
 class session_manager {
   public:
-    /** `worker_argv`: how to start the local worker; `socket_path` where it listens. */
-    session_manager(std::vector<std::string> worker_argv, std::string socket_path);
+    /** `worker`: the worker this head places sessions on (placement/local_worker.h). */
+    explicit session_manager(std::unique_ptr<worker_client> worker);
     ~session_manager();
 
     /**
@@ -57,9 +40,9 @@ class session_manager {
      */
     size_t resume_journaled();
 
-    /** Starts the worker process. Returns false when it cannot be spawned. */
+    /** Starts the worker and the resumer. Returns false when the worker cannot be started. */
     bool start_worker();
-    /** Ends the sessions (shutdown_sessions), stops the watchdog and the worker. */
+    /** Ends the sessions (shutdown_sessions), stops the resumer, the worker and the journal. */
     void stop();
     /**
      * Server shutdown: every running session finishes with an error now ("the server is
@@ -71,39 +54,32 @@ class session_manager {
     bool journaled() const { return journal_->enabled(); }
 
     /**
-     * Submits a request. On success returns the session, whose events then flow in on a
-     * background thread; the prompt has been rendered, tokenized and validated by then.
+     * Submits a request. On success returns the session, whose events then flow in from the
+     * worker's event stream; the prompt has been rendered, tokenized and validated by then.
      * On failure returns nullptr and fills `err` (nothing was generated).
      */
     std::shared_ptr<session> start(const generate_request &req, start_error &err);
 
-    /**
-     * A session by id: a running one of this process, else a finished one read back from the
-     * journal; nullptr when unknown. `interrupted`: journaled as unfinished but not running
-     * here (its journal write failed; it resumes on the next start).
-     */
-    std::shared_ptr<session> find(const std::string &id, bool *interrupted = nullptr);
+    /** See session_registry::find. */
+    std::shared_ptr<session> find(const std::string &id, bool *interrupted = nullptr) {
+        return registry_->find(id, interrupted);
+    }
 
-    /**
-     * Embeds inputs on the worker (Embed RPC). Vectors are mean-pooled, not normalized.
-     * Returns false with `err` when the worker rejects the inputs or is unavailable.
-     */
-    bool embed(const superfluid::worker::v1::EmbedRequest &req,
-               superfluid::worker::v1::EmbedReply &reply, start_error &err);
-    /** The loaded model's facts (ModelInfo RPC), fetched once and cached; false if unavailable. */
-    bool model_info(superfluid::worker::v1::ModelInfoReply &out);
+    /** Embeds inputs on the worker; false with `err` when it rejects them or is unavailable. */
+    bool embed(const embed_batch &job, std::vector<embedding> &out, start_error &err);
+    /** The loaded model's facts, fetched once and cached; false while unavailable. */
+    bool model_info(model_description &out);
     /**
      * Renders and tokenizes `req` on the worker exactly as start() would, without generating
      * (Anthropic count_tokens). Returns false with `err` when it cannot.
      */
     bool count_prompt_tokens(const generate_request &req, int32_t &tokens, start_error &err);
 
-    /** Asks the worker for its state (deadline ~1 s). */
-    worker_health health();
-    worker_process &worker() { return *worker_; }
+    /** Asks the worker for its state (deadline ~0.5 s). */
+    worker_health health() { return worker_->health(); }
+    /** The worker's process and event-stream counters. */
+    worker_client::counters worker_stats() { return worker_->stats(); }
     const latency_metrics &latency() const { return latency_; }
-    /** The worker's Events stream: messages (batches) and events read so far. */
-    const worker_events &events() const { return *events_; }
 
     /** A running session as `/api/ps` shows it. */
     struct session_info {
@@ -116,76 +92,21 @@ class session_manager {
     std::vector<session_info> running_sessions();
 
   private:
-    superfluid::worker::v1::GenerateRequest to_proto(const generate_request &req,
-                                                     const std::string &id) const;
-    // The session's events come from `box` (the Events stream) or else `reader` (its Generate
-    // call); both null: a session recovered from the journal, submitted by the pump itself.
-    void pump(std::shared_ptr<session> s, priority_class cls,
-              std::chrono::steady_clock::time_point t0,
-              superfluid::worker::v1::GenerateRequest preq,
-              std::shared_ptr<grpc::ClientContext> ctx,
-              std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader,
-              std::shared_ptr<event_mailbox> box);
-    // Hands a token to the journal; it reaches `s` (and its readers) once committed.
-    void journal_token(const std::shared_ptr<session> &s, session_event ev);
-    // Journals the finish and waits until `s` has finished (committed or failed).
-    void journal_finish(const std::shared_ptr<session> &s, session_event ev);
-    void launch_pump(
-        std::shared_ptr<session> s, priority_class cls, std::chrono::steady_clock::time_point t0,
-        superfluid::worker::v1::GenerateRequest preq, std::shared_ptr<grpc::ClientContext> ctx,
-        std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> reader,
-        std::shared_ptr<event_mailbox> box);
-    // After a Generate call's `accepted`: when the worker put the session on the Events stream,
-    // binds `box` and ends the call (reader reset); else forgets `box` (reset).
-    void settle_source(
-        const std::string &id, const superfluid::worker::v1::Accepted &acc,
-        std::shared_ptr<grpc::ClientReader<superfluid::worker::v1::GenerateEvent>> &reader,
-        std::shared_ptr<event_mailbox> &box);
-    // A pump's token position: what was journaled (or queued to be), the last token's time.
-    // Tokens reach it on the pump's thread or, from the Events stream, on the reader's.
-    struct token_gate {
-        std::mutex mu;
-        size_t next_index = 0;
-        std::chrono::steady_clock::time_point last_token_at{};
-    };
-    // One token from the worker: drops one already journaled (before a resume), observes
-    // TTFT/ITL, and hands it to the journal.
-    void take_token(token_gate &g, const std::shared_ptr<session> &s, priority_class cls,
-                    std::chrono::steady_clock::time_point t0,
-                    const superfluid::worker::v1::Token &t);
-    // How cancelling `s` reaches the worker: through the Events stream's Cancel RPC (and its
-    // mailbox's pump stops waiting) when `box` is set, else by cancelling its Generate call.
-    void set_canceller(session &s, std::shared_ptr<grpc::ClientContext> ctx,
-                       std::shared_ptr<event_mailbox> box);
-    // Cancels a session on the worker (Cancel RPC, not waited for).
-    void cancel_on_worker(const std::string &id);
-    std::string new_session_id();
-    /** Sets a journal-restored session's client meta and chat parse spec from its request. */
-    void restore_meta(session &s, const superfluid::worker::v1::GenerateRequest &preq);
+    // The submission of a new request: volatile lines removed, a seed when it had none.
+    worker_submission make_submission(const generate_request &req, const std::string &id) const;
+    // Commits the session's row before anyone hears of it; false with the journal's error.
+    bool journal_begin(const session &s, const worker_submission &sub, std::string &error);
+
+    std::unique_ptr<worker_client> worker_;
     latency_metrics latency_;
     std::unique_ptr<journal::writer> journal_ = std::make_unique<journal::writer>(nullptr);
-
-    std::unique_ptr<worker_process> worker_;
-    std::string socket_path_;
-    std::shared_ptr<grpc::Channel> channel_;
-    std::unique_ptr<superfluid::worker::v1::Worker::Stub> stub_;
-    std::unique_ptr<worker_events> events_;
-    std::atomic<uint64_t> counter_{0};
-    std::atomic<int> pumps_{0};
+    std::unique_ptr<session_registry> registry_;
+    std::unique_ptr<session_relay> relay_;
+    std::unique_ptr<session_resumer> resumer_;
     std::atomic<bool> shutting_down_{false};
     std::mutex info_mu_;
-    std::optional<superfluid::worker::v1::ModelInfoReply> info_;
-
-    // Sessions whose events are still flowing (for shutdown).
-    std::mutex live_mu_;
-    std::map<std::string, std::weak_ptr<session>> live_;
-
-    // Kills a worker that stops answering (hung, SIGSTOPped) so the supervisor restarts it.
-    void watchdog();
-    std::thread watchdog_;
-    std::mutex watchdog_mu_;
-    std::condition_variable watchdog_cv_;
-    bool watchdog_stop_ = false;
+    bool have_info_ = false;
+    model_description info_;
 };
 
 }  // namespace sf

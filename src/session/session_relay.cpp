@@ -1,252 +1,282 @@
-// session_manager's relay (declared in session_manager.h): how a started session's events get
-// from the worker, on the Events stream or its own Generate call, through the journal to its
-// readers, and how it resumes after the worker is lost.
-#include <grpcpp/grpcpp.h>
+#include "session/session_relay.h"
 
-#include <thread>
-
-#include "protocol/convert.h"
-#include "session/session_manager.h"
 #include "util/log.h"
 
 namespace sf {
 
-namespace pb = superfluid::worker::v1;
-
-void session_manager::settle_source(const std::string &id, const pb::Accepted &acc,
-                                    std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> &reader,
-                                    std::shared_ptr<event_mailbox> &box) {
-    if (box && acc.events_stream_id() != 0) {
-        events_->bind(box, acc.events_stream_id());
-        reader->Finish();  // the worker ended the call after `accepted`
-        reader.reset();
-    } else if (box) {
-        events_->close(id, box);
-        box.reset();
-    }
+session_relay::session_relay(worker_client &worker, journal::writer &journal,
+                             latency_metrics &latency)
+    : worker_(worker), journal_(journal), latency_(latency) {
+    // Epochs grow across head restarts too, so a placement left running on a worker by an
+    // earlier head is never taken for a new one.
+    epoch_counter_.store(static_cast<uint64_t>(journal::unix_ms()) << 10);
 }
 
-void session_manager::take_token(token_gate &g, const std::shared_ptr<session> &s,
-                                 priority_class cls, std::chrono::steady_clock::time_point t0,
-                                 const pb::Token &t) {
-    std::lock_guard lk(g.mu);
-    if (t.index() < g.next_index) return;  // journaled before a crash
+std::shared_ptr<session_relay::entry> session_relay::find(const std::string &id) {
+    std::lock_guard lk(mu_);
+    auto it = entries_.find(id);
+    return it == entries_.end() ? nullptr : it->second;
+}
+
+uint64_t session_relay::prepare(const std::string &id) {
+    std::shared_ptr<entry> e;
+    {
+        std::lock_guard lk(mu_);
+        auto &slot = entries_[id];
+        if (!slot) slot = std::make_shared<entry>();
+        e = slot;
+    }
+    std::lock_guard lk(e->mu);
+    const uint64_t epoch = next_epoch();
+    e->epoch.store(epoch);
+    e->st = state::PENDING;
+    e->ahead.clear();
+    e->finish.reset();
+    return epoch;
+}
+
+void session_relay::activate(const std::shared_ptr<session> &s, const worker_submission &sub,
+                             uint64_t stream, std::chrono::steady_clock::time_point t0) {
+    auto e = find(s->id());
+    if (!e) return;
+    bool became_lost = false;
+    {
+        std::lock_guard lk(e->mu);
+        if (e->st != state::PENDING) return;
+        if (!e->s) {
+            e->s          = s;
+            e->t0         = t0;
+            e->next_index = s->token_count();
+        }
+        e->sub = sub;
+        e->sub.resume_tokens.clear();
+        e->stream   = stream;
+        e->st       = state::ACTIVE;
+        became_lost = drain(*e);
+        // The stream may have ended before we set `stream` (on_stream_lost then missed us).
+        if (!became_lost && !worker_.stream_open(stream)) became_lost = lose(*e);
+    }
+    if (became_lost && on_lost_) on_lost_(s->id());
+}
+
+void session_relay::drop(const std::string &id) {
+    std::lock_guard lk(mu_);
+    entries_.erase(id);
+}
+
+void session_relay::adopt(const std::shared_ptr<session> &s, const worker_submission &sub) {
+    auto e        = std::make_shared<entry>();
+    e->s          = s;
+    e->sub        = sub;
+    e->st         = state::LOST;
+    e->next_index = s->token_count();
+    e->t0         = std::chrono::steady_clock::now();
+    {
+        std::lock_guard lk(mu_);
+        entries_[s->id()] = e;
+    }
+    if (on_lost_) on_lost_(s->id());
+}
+
+void session_relay::adopt_failed(const std::shared_ptr<session> &s, session_event fe) {
+    auto e = std::make_shared<entry>();
+    e->s   = s;
+    e->st  = state::LOST;
+    {
+        std::lock_guard lk(mu_);
+        entries_[s->id()] = e;
+    }
+    std::lock_guard lk(e->mu);
+    complete(*e, std::move(fe));
+}
+
+void session_relay::cancel(const std::string &id) {
+    auto e = find(id);
+    if (e) worker_.cancel(id, e->epoch.load());
+}
+
+std::optional<session_relay::lost_session> session_relay::lost(const std::string &id) {
+    auto e = find(id);
+    if (!e) return std::nullopt;
+    std::lock_guard lk(e->mu);
+    if (e->st != state::LOST) return std::nullopt;
+    return lost_session{e->s, e->sub, e->next_index, e->losses};
+}
+
+void session_relay::lose_again(const std::string &id) {
+    auto e = find(id);
+    if (!e) return;
+    {
+        std::lock_guard lk(e->mu);
+        if (e->st != state::PENDING) return;
+        e->st = state::LOST;
+        ++e->losses;
+    }
+    if (on_lost_) on_lost_(id);
+}
+
+void session_relay::fail(const std::string &id, const std::string &error) {
+    auto e = find(id);
+    if (!e) return;
+    std::lock_guard lk(e->mu);
+    if (e->st == state::DONE || !e->s) return;
+    session_event fe;
+    fe.type              = session_event::kind::FINISHED;
+    fe.reason            = error.empty() ? finish_reason::CANCELLED : finish_reason::ERROR;
+    fe.error             = error;
+    fe.prompt_tokens     = e->s->prompt_tokens();
+    fe.completion_tokens = static_cast<int32_t>(e->next_index);
+    if (!error.empty()) SF_LOG_WARN("head", "session %s: %s", id.c_str(), error.c_str());
+    complete(*e, std::move(fe));
+}
+
+void session_relay::on_events(uint64_t stream, std::vector<worker_event> &batch) {
+    // One tick's tokens of every session are one journal commit.
+    journal_.hold();
+    std::vector<std::shared_ptr<entry>> touched;
+    for (auto &we : batch) {
+        auto e = find(we.session_id);
+        if (!e) {
+            dropped_.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        std::lock_guard lk(e->mu);
+        const bool current =
+            we.epoch == e->epoch.load() && (e->st == state::PENDING || e->st == state::ACTIVE);
+        if (!current || !keep(*e, std::move(we.ev))) {
+            dropped_.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        if (touched.empty() || touched.back() != e) touched.push_back(e);
+    }
+    // The whole message first, then in order: events reordered within it wait for each other.
+    std::vector<std::string> lost;
+    for (auto &e : touched) {
+        std::lock_guard lk(e->mu);
+        if (e->st == state::ACTIVE && drain(*e)) lost.push_back(e->s->id());
+    }
+    journal_.release();
+    (void)stream;
+    for (auto &id : lost)
+        if (on_lost_) on_lost_(id);
+}
+
+void session_relay::on_stream_lost(uint64_t stream) {
+    std::vector<std::shared_ptr<entry>> all;
+    {
+        std::lock_guard lk(mu_);
+        for (auto &[id, e] : entries_) all.push_back(e);
+    }
+    std::vector<std::string> lost;
+    for (auto &e : all) {
+        std::lock_guard lk(e->mu);
+        if (e->st == state::ACTIVE && e->stream == stream && lose(*e)) lost.push_back(e->s->id());
+    }
+    for (auto &id : lost)
+        if (on_lost_) on_lost_(id);
+}
+
+bool session_relay::keep(entry &e, session_event &&ev) {
+    if (ev.type == session_event::kind::FINISHED) {
+        if (e.finish) return false;
+        e.finish = std::move(ev);
+        return true;
+    }
+    if (ev.index < e.next_index || e.ahead.count(ev.index)) return false;
+    e.ahead.emplace(ev.index, std::move(ev));
+    return true;
+}
+
+bool session_relay::drain(entry &e) {
+    while (!e.ahead.empty() && e.ahead.begin()->first == e.next_index) {
+        session_event ev = std::move(e.ahead.begin()->second);
+        e.ahead.erase(e.ahead.begin());
+        journal_token(e, std::move(ev));
+    }
+    if (!e.finish) return false;
+    if (e.next_index < static_cast<size_t>(std::max(0, e.finish->completion_tokens))) {
+        // The worker finished, but a token before its end never arrived: generate it again.
+        SF_LOG_WARN("head", "session %s: token %zu of %d never arrived; resubmitting",
+                    e.s->id().c_str(), e.next_index, e.finish->completion_tokens);
+        return lose(e, /*worker_failed=*/false);
+    }
+    session_event fe = std::move(*e.finish);
+    e.finish.reset();
+    complete(e, std::move(fe));
+    return false;
+}
+
+void session_relay::journal_token(entry &e, session_event ev) {
     // Latency as the head sees it: TTFT from the request reaching us, then gaps.
     const auto now = std::chrono::steady_clock::now();
-    if (g.last_token_at == std::chrono::steady_clock::time_point{}) {
-        latency_.observe_ttft(cls, std::chrono::duration<double>(now - t0).count());
+    const auto cls = e.sub.request.cls;
+    if (e.last_token_at == std::chrono::steady_clock::time_point{}) {
+        latency_.observe_ttft(cls, std::chrono::duration<double>(now - e.t0).count());
     } else {
-        latency_.observe_itl(cls, std::chrono::duration<double>(now - g.last_token_at).count());
+        latency_.observe_itl(cls, std::chrono::duration<double>(now - e.last_token_at).count());
     }
-    g.last_token_at = now;
-    ++g.next_index;
-    journal_token(s, protocol::from_proto(t));
-}
-
-void session_manager::cancel_on_worker(const std::string &id) {
-    struct call {
-        grpc::ClientContext ctx;
-        pb::CancelRequest req;
-        pb::CancelReply reply;
-    };
-    auto c = std::make_shared<call>();
-    c->req.set_session_id(id);
-    c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    stub_->async()->Cancel(&c->ctx, &c->req, &c->reply, [c](grpc::Status) {});
-}
-
-void session_manager::set_canceller(session &s, std::shared_ptr<grpc::ClientContext> ctx,
-                                    std::shared_ptr<event_mailbox> box) {
-    if (box) {
-        s.set_canceller([this, id = s.id(), box] {
-            box->interrupt();
-            cancel_on_worker(id);
-        });
-    } else {
-        s.set_canceller([ctx] { ctx->TryCancel(); });
-    }
-}
-
-void session_manager::launch_pump(std::shared_ptr<session> s, priority_class cls,
-                                  std::chrono::steady_clock::time_point t0,
-                                  pb::GenerateRequest preq,
-                                  std::shared_ptr<grpc::ClientContext> ctx,
-                                  std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader,
-                                  std::shared_ptr<event_mailbox> box) {
-    if (box || ctx) set_canceller(*s, ctx, box);
-    pumps_++;
-    {
-        std::lock_guard lk(live_mu_);
-        live_[s->id()] = s;
-    }
-    std::thread([this, s, cls, t0, preq = std::move(preq), ctx, reader, box]() mutable {
-        pump(std::move(s), cls, t0, std::move(preq), std::move(ctx), std::move(reader),
-             std::move(box));
-    }).detach();
-}
-
-void session_manager::journal_token(const std::shared_ptr<session> &s, session_event ev) {
+    e.last_token_at = now;
+    ++e.next_index;
     journal::op o;
     o.type    = journal::op::kind::TOKEN;
-    o.session = s->id();
+    o.session = e.s->id();
     o.ev      = ev;
-    o.done    = [s, ev = std::move(ev)](bool ok, const std::string &e) mutable {
+    o.done    = [s = e.s, ev = std::move(ev)](bool ok, const std::string &err) mutable {
         if (ok) return s->add_token(std::move(ev));
         // Never deliver a token that is not journaled: the session ends here.
         session_event fe;
         fe.type          = session_event::kind::FINISHED;
         fe.reason        = finish_reason::ERROR;
-        fe.error         = "the token journal cannot be written (" + e + "); generation stopped";
+        fe.error         = "the token journal cannot be written (" + err + "); generation stopped";
         fe.prompt_tokens = s->prompt_tokens();
         fe.completion_tokens = static_cast<int32_t>(s->token_count());
         s->finish(std::move(fe));
         s->cancel();
     };
-    journal_->submit(std::move(o));
+    journal_.submit(std::move(o));
 }
 
-void session_manager::journal_finish(const std::shared_ptr<session> &s, session_event ev) {
+void session_relay::complete(entry &e, session_event fe) {
+    e.st = state::DONE;
+    e.ahead.clear();
+    auto s = e.s;
+    s->set_canceller(nullptr);
+    {
+        std::lock_guard lk(mu_);
+        auto it = entries_.find(s->id());
+        if (it != entries_.end() && it->second.get() == &e) entries_.erase(it);
+    }
+    // Cut short by a shutdown: left unfinished in the journal, to be resumed at the next start.
+    if (shutting_down_.load() && fe.reason != finish_reason::STOP &&
+        fe.reason != finish_reason::LENGTH) {
+        s->finish(std::move(fe));
+        if (on_finished_) on_finished_(s->id());
+        return;
+    }
     journal::op o;
     o.type    = journal::op::kind::FINISH;
     o.session = s->id();
-    o.ev      = ev;
-    o.done    = [s, ev = std::move(ev)](bool ok, const std::string &e) mutable {
-        if (!ok && ev.reason != finish_reason::ERROR) {
-            ev.reason = finish_reason::ERROR;
-            ev.error  = "the token journal cannot be written (" + e + ")";
+    o.ev      = fe;
+    o.done = [s, fe = std::move(fe), done = on_finished_](bool ok, const std::string &err) mutable {
+        if (!ok && fe.reason != finish_reason::ERROR) {
+            fe.reason = finish_reason::ERROR;
+            fe.error  = "the token journal cannot be written (" + err + ")";
         }
-        s->finish(std::move(ev));
+        s->finish(std::move(fe));
+        if (done) done(s->id());
     };
-    journal_->submit(std::move(o));
-    s->wait_finished();
+    journal_.submit(std::move(o));
 }
 
-// Relays one session's events from the worker into `s` through the journal. When the worker
-// dies mid-stream, the session is resubmitted to the restarted worker with its journaled tokens
-// as the resume point; events with an index already journaled are dropped, so readers see one
-// unbroken stream. A session recovered from the journal (head restart) starts at the resubmit.
-void session_manager::pump(std::shared_ptr<session> s, priority_class cls,
-                           std::chrono::steady_clock::time_point t0, pb::GenerateRequest preq,
-                           std::shared_ptr<grpc::ClientContext> ctx,
-                           std::shared_ptr<grpc::ClientReader<pb::GenerateEvent>> reader,
-                           std::shared_ptr<event_mailbox> box) {
-    constexpr int k_max_resumes = 3;  // a session that keeps crashing its worker fails instead
-    int resumes                 = 0;
-    bool finished               = false;
-    std::string failure;
-    auto gate        = std::make_shared<token_gate>();
-    gate->next_index = s->token_count();  // journaled (or queued to be) so far
-    auto next_index  = [&gate] {
-        std::lock_guard lk(gate->mu);
-        return gate->next_index;
-    };
-    for (;;) {
-        if (reader || box) {
-            pb::GenerateEvent ev;
-            if (box) {
-                box->set_token_handler(
-                    [this, gate, s, cls, t0](pb::Token &t) { take_token(*gate, s, cls, t0, t); });
-            }
-            auto next = [&] { return box ? box->next(ev) : reader->Read(&ev); };
-            while (!finished && next()) {
-                if (ev.has_token()) {
-                    take_token(*gate, s, cls, t0, ev.token());
-                } else if (ev.has_finished()) {
-                    finished         = true;
-                    session_event fe = protocol::from_proto(ev.finished());
-                    // Cut short by a shutdown: left unfinished in the journal, to be resumed.
-                    if (shutting_down_.load() && fe.reason == finish_reason::CANCELLED) {
-                        s->finish(std::move(fe));
-                    } else {
-                        journal_finish(s, std::move(fe));
-                    }
-                }
-            }
-            // A Generate call ends with its status; the Events stream was lost or interrupted.
-            grpc::Status st;
-            if (box) {
-                events_->close(s->id(), box);
-                st = box->lost() ? grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                                "the worker's event stream ended")
-                                 : grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-            } else {
-                st = reader->Finish();
-            }
-            if (finished) break;
-            if (s->cancel_requested() || shutting_down_.load() ||
-                st.error_code() == grpc::StatusCode::CANCELLED) {
-                failure.clear();
-                break;
-            }
-            failure = "the inference worker stopped during generation (" + st.error_message() + ")";
-            if (++resumes > k_max_resumes) {
-                failure = "the inference worker failed " + std::to_string(k_max_resumes + 1) +
-                          " times during this session; giving up on it";
-                break;
-            }
-            SF_LOG_WARN(
-                "head",
-                "session %s: worker lost at token %zu; resuming on the restarted worker (%d/%d)",
-                s->id().c_str(), next_index(), resumes, k_max_resumes);
-        }
-        // Wait for the restarted worker (restart backoff + model load), bounded.
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-        while (std::chrono::steady_clock::now() < deadline && !s->cancel_requested() &&
-               !shutting_down_.load()) {
-            auto h = health();
-            if (h.reachable && h.reply.ready()) break;
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-        // The resume point is what the journal holds: wait for the tokens still being committed.
-        s->wait_tokens(next_index());
-        if (s->cancel_requested() || shutting_down_.load() || s->finished()) {
-            failure.clear();
-            break;
-        }
-        preq.clear_resume_tokens();
-        for (token_id t : s->token_ids()) preq.add_resume_tokens(t);
-        preq.set_events_stream(true);  // also for a request journaled before the Events stream
-        ctx = std::make_shared<grpc::ClientContext>();
-        box = events_->open(s->id());
-        reader.reset(stub_->Generate(ctx.get(), preq).release());
-        pb::GenerateEvent first;
-        if (!reader->Read(&first) || !first.has_accepted()) {
-            events_->close(s->id(), box);
-            box.reset();
-            set_canceller(*s, ctx, nullptr);
-            // Loop on: Read fails again (counted as another loss) or the worker rejected it.
-            if (first.has_rejected()) {
-                failure = "the session could not be resumed: " + first.rejected().message();
-                reader->Finish();
-                break;
-            }
-            continue;
-        }
-        settle_source(s->id(), first.accepted(), reader, box);
-        set_canceller(*s, ctx, box);
-    }
-    if (!finished) {
-        session_event fe;
-        fe.type              = session_event::kind::FINISHED;
-        fe.reason            = failure.empty() ? finish_reason::CANCELLED : finish_reason::ERROR;
-        fe.error             = failure;
-        fe.prompt_tokens     = s->prompt_tokens();
-        fe.completion_tokens = static_cast<int32_t>(next_index());
-        if (!failure.empty())
-            SF_LOG_WARN("head", "session %s: %s", s->id().c_str(), failure.c_str());
-        // A shutdown leaves the session unfinished in the journal: the next start completes it.
-        if (shutting_down_.load()) {
-            s->finish(std::move(fe));
-        } else {
-            journal_finish(s, std::move(fe));
-        }
-    }
-    s->set_canceller(nullptr);
-    {
-        std::lock_guard lk(live_mu_);
-        live_.erase(s->id());
-    }
-    pumps_--;
+bool session_relay::lose(entry &e, bool worker_failed) {
+    if (e.st != state::ACTIVE) return false;
+    e.st = state::LOST;
+    e.ahead.clear();
+    e.finish.reset();
+    // A gap in a stream that kept going is repaired by resubmitting; only a stream that keeps
+    // dropping events (k_max_repairs) counts against the session like a failed worker.
+    if (worker_failed || ++e.repairs > k_max_repairs) ++e.losses;
+    return true;
 }
 
 }  // namespace sf

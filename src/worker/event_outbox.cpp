@@ -2,18 +2,30 @@
 
 namespace sf {
 
-bool event_outbox::bind(const std::string &session_id, std::shared_ptr<event_channel> channel) {
-    std::lock_guard lk(mu_);
-    if (closed_) return false;
-    bound_[session_id] = std::move(channel);
+bool event_outbox::bind(const std::string &session_id, uint64_t epoch,
+                        std::shared_ptr<event_channel> channel) {
+    std::shared_ptr<event_channel> replaced;
+    {
+        std::lock_guard lk(mu_);
+        if (closed_) return false;
+        auto &b = bound_[session_id];
+        // A newer placement of the same session (the head resubmitted it): the older one's
+        // sequence is cancelled; its remaining events carry the older epoch and are dropped.
+        if (b.channel && b.epoch != epoch) replaced = std::move(b.channel);
+        b = binding{epoch, std::move(channel)};
+    }
+    if (replaced) replaced->cancel();
     return true;
 }
 
-void event_outbox::deliver(const std::string &session_id, session_event ev) {
+void event_outbox::deliver(const std::string &session_id, uint64_t epoch, session_event ev) {
     std::lock_guard lk(mu_);
-    if (ev.type == session_event::kind::FINISHED) bound_.erase(session_id);
+    if (ev.type == session_event::kind::FINISHED) {
+        auto it = bound_.find(session_id);
+        if (it != bound_.end() && it->second.epoch == epoch) bound_.erase(it);
+    }
     if (closed_) return;  // nobody reads them; the head resumes its sessions elsewhere
-    queue_.emplace_back(session_id, std::move(ev));
+    queue_.push_back(outbox_event{session_id, epoch, std::move(ev)});
 }
 
 void event_outbox::flush() {
@@ -25,8 +37,7 @@ void event_outbox::flush() {
     cv_.notify_one();
 }
 
-bool event_outbox::take(std::vector<std::pair<std::string, session_event>> &out,
-                        std::chrono::milliseconds timeout) {
+bool event_outbox::take(std::vector<outbox_event> &out, std::chrono::milliseconds timeout) {
     std::unique_lock lk(mu_);
     // Without a flush (an event queued outside a tick), the timeout sends what is there.
     cv_.wait_for(lk, timeout, [&] { return flushed_ || closed_; });
@@ -38,7 +49,7 @@ bool event_outbox::take(std::vector<std::pair<std::string, session_event>> &out,
 }
 
 void event_outbox::close() {
-    std::map<std::string, std::shared_ptr<event_channel>> bound;
+    std::map<std::string, binding> bound;
     {
         std::lock_guard lk(mu_);
         closed_ = true;
@@ -46,20 +57,21 @@ void event_outbox::close() {
         queue_.clear();
     }
     cv_.notify_all();
-    for (auto &[id, ch] : bound) ch->cancel();
+    for (auto &[id, b] : bound) b.channel->cancel();
 }
 
-bool event_outbox::cancel(const std::string &session_id) {
+bool event_outbox::cancel(const std::string &session_id, uint64_t epoch) {
     std::lock_guard lk(mu_);
     auto it = bound_.find(session_id);
-    if (it == bound_.end()) return false;
-    it->second->cancel();
+    if (it == bound_.end() || (epoch != 0 && it->second.epoch != epoch)) return false;
+    it->second.channel->cancel();
     return true;
 }
 
-void event_outbox::unbind(const std::string &session_id) {
+void event_outbox::unbind(const std::string &session_id, uint64_t epoch) {
     std::lock_guard lk(mu_);
-    bound_.erase(session_id);
+    auto it = bound_.find(session_id);
+    if (it != bound_.end() && it->second.epoch == epoch) bound_.erase(it);
 }
 
 bool event_outbox::closed() {

@@ -19,6 +19,13 @@
 
 namespace sf {
 
+/** One event leaving on the Events stream, with its session and submission epoch. */
+struct outbox_event {
+    std::string session_id;
+    uint64_t epoch = 0;
+    session_event ev;
+};
+
 class event_outbox final : public event_sink {
   public:
     /** `stream_id`: the head's id of the Events call this outbox feeds (> 0). */
@@ -27,36 +34,41 @@ class event_outbox final : public event_sink {
     uint64_t stream_id() const { return stream_id_; }
 
     /**
-     * Binds a session to this outbox; its events come through `deliver`. Returns false when the
-     * outbox is closed (the stream ended): the caller relays on the Generate call instead.
+     * Binds a placement (session, epoch) to this outbox; its events come through `deliver`. A
+     * bound older placement of the same session is cancelled. Returns false when the outbox
+     * is closed (the stream ended): the caller refuses the submission.
      */
-    bool bind(const std::string &session_id, std::shared_ptr<event_channel> channel);
-    /** Tick thread: queues an event (a FINISHED one unbinds its session). Never blocks long. */
-    void deliver(const std::string &session_id, session_event ev) override;
+    bool bind(const std::string &session_id, uint64_t epoch,
+              std::shared_ptr<event_channel> channel);
+    /** Tick thread: queues an event (a FINISHED one unbinds its placement). Never blocks long. */
+    void deliver(const std::string &session_id, uint64_t epoch, session_event ev) override;
     /** Tick thread, at a tick's end: wakes the writer if events are queued. */
     void flush();
     /**
      * The stream's thread: waits up to `timeout` for a flush, then moves out every queued
-     * (session id, event). Returns false (and nothing) when nothing came.
+     * event. Returns false (and nothing) when nothing came.
      */
-    bool take(std::vector<std::pair<std::string, session_event>> &out,
-              std::chrono::milliseconds timeout);
+    bool take(std::vector<outbox_event> &out, std::chrono::milliseconds timeout);
     /** Ends the outbox: later binds fail, and every bound session's channel is cancelled. */
     void close();
-    /** Cancels one bound session (the Cancel RPC); false when it is not bound here. */
-    bool cancel(const std::string &session_id);
-    /** Forgets a bound session that never reached the scheduler (refused). */
-    void unbind(const std::string &session_id);
+    /** Cancels a bound placement (the Cancel RPC; epoch 0: any); false when not bound here. */
+    bool cancel(const std::string &session_id, uint64_t epoch);
+    /** Forgets a bound placement that never reached the scheduler (refused). */
+    void unbind(const std::string &session_id, uint64_t epoch);
     bool closed();
 
   private:
+    struct binding {
+        uint64_t epoch = 0;
+        std::shared_ptr<event_channel> channel;
+    };
     const uint64_t stream_id_;
     std::mutex mu_;
     std::condition_variable cv_;
-    std::vector<std::pair<std::string, session_event>> queue_;
+    std::vector<outbox_event> queue_;
     bool flushed_ = false;
     bool closed_  = false;
-    std::map<std::string, std::shared_ptr<event_channel>> bound_;
+    std::map<std::string, binding> bound_;
 };
 
 }  // namespace sf

@@ -71,31 +71,25 @@ bool worker_service::prepare(const pb::GenerateRequest &req, rendered_prompt &ou
     return true;
 }
 
-grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::GenerateRequest *req,
-                                      grpc::ServerWriter<pb::GenerateEvent> *writer) {
+grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateRequest *req,
+                                    pb::GenerateEvent *reply) {
     if (!ready_.load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
-
-    rendered_prompt prompt;
-    pb::GenerateEvent first;
-    if (!prepare(*req, prompt, *first.mutable_rejected())) {
-        writer->Write(first);
-        return grpc::Status::OK;
-    }
-    const auto n_prompt = static_cast<int32_t>(prompt.tokens.size());
-    // On the Events stream when the head asked and holds one open; else on this call.
     std::shared_ptr<event_outbox> box;
-    if (req->events_stream()) {
+    {
         std::lock_guard lk(mu_);
         box = outbox_;
     }
-    auto channel = box ? std::make_shared<event_channel>(box, req->session_id())
-                       : std::make_shared<event_channel>();
-    if (box && !box->bind(req->session_id(), channel)) {
-        box.reset();  // the stream ended meanwhile
-        channel = std::make_shared<event_channel>();
-    }
+    if (!box) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no Events stream is open");
+
+    rendered_prompt prompt;
+    if (!prepare(*req, prompt, *reply->mutable_rejected())) return grpc::Status::OK;
+    const auto n_prompt   = static_cast<int32_t>(prompt.tokens.size());
+    const std::string &id = req->session_id();
+    auto channel          = std::make_shared<event_channel>(box, id, req->epoch());
+    if (!box->bind(id, req->epoch(), channel))
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the Events stream ended");
     sequence_request sr;
-    sr.session_id = req->session_id();
+    sr.session_id = id;
     sr.cls        = protocol::from_proto(req->priority());
     const std::vector<token_id> prompt_ids =
         req->want_prompt_tokens() ? prompt.tokens : std::vector<token_id>{};
@@ -113,62 +107,21 @@ grpc::Status worker_service::Generate(grpc::ServerContext *ctx, const pb::Genera
         prompt.tokens = sr.prompt;
         sr.boundaries = engine_->message_boundaries(msgs, prompt);
     }
-    if (!box) {
-        std::lock_guard lk(mu_);
-        live_[sr.session_id] = channel;
-    }
     // Admission control: a full class queue is an overload, answered before any token.
     if (!sched_->submit(std::move(sr))) {
-        if (box) {
-            box->unbind(req->session_id());
-        } else {
-            std::lock_guard lk(mu_);
-            live_.erase(req->session_id());
-        }
-        auto *rej = first.mutable_rejected();
+        box->unbind(id, req->epoch());
+        auto *rej = reply->mutable_rejected();
         rej->set_code("overloaded");
         rej->set_message("too many requests are waiting in this priority class; retry shortly");
-        writer->Write(first);
         return grpc::Status::OK;
     }
-    auto *acc = first.mutable_accepted();
+    auto *acc = reply->mutable_accepted();
     acc->set_prompt_tokens(n_prompt);
     acc->set_cached_tokens(0);
     acc->set_n_ctx(engine_->n_ctx_seq());
-    if (box) acc->set_events_stream_id(box->stream_id());
-    if (req->want_prompt_tokens()) {
-        for (token_id t : prompt_ids) acc->add_prompt_token_ids(t);
-    }
+    acc->set_events_stream_id(box->stream_id());
+    for (token_id t : prompt_ids) acc->add_prompt_token_ids(t);
     if (req->has_chat()) protocol::to_proto(prompt.parse, *acc->mutable_parse());
-    if (!writer->Write(first)) {
-        channel->cancel();
-        if (box) return grpc::Status::CANCELLED;
-        std::lock_guard lk(mu_);
-        live_.erase(req->session_id());
-        return grpc::Status::CANCELLED;
-    }
-    if (box) return grpc::Status::OK;  // the events follow on the Events stream
-
-    for (;;) {
-        session_event ev;
-        if (!channel->pop(ev, std::chrono::milliseconds(50))) {
-            if (ctx->IsCancelled()) {
-                channel->cancel();
-                break;
-            }
-            continue;
-        }
-        pb::GenerateEvent out;
-        bool done = ev.type == session_event::kind::FINISHED;
-        protocol::to_proto(ev, req->session_id(), out);
-        if (!writer->Write(out)) {
-            channel->cancel();  // the head went away: free the sequence
-            break;
-        }
-        if (done) break;
-    }
-    std::lock_guard lk(mu_);
-    live_.erase(req->session_id());
     return grpc::Status::OK;
 }
 
@@ -199,15 +152,17 @@ grpc::Status worker_service::Events(grpc::ServerContext *ctx, const pb::EventsRe
     }
     if (old) old->close();   // a reconnected head: the older stream's sessions are resubmitted
     relay_scheduling(true);  // woken once per tick: it must not preempt decoding (relay_sched.h)
-    std::vector<std::pair<std::string, session_event>> evs;
-    while (!ctx->IsCancelled()) {
+    // An empty first batch: the head knows the stream is open and may submit sessions.
+    bool open = writer->Write(pb::EventBatch{});
+    std::vector<outbox_event> evs;
+    while (open && !ctx->IsCancelled()) {
         evs.clear();
         if (!box->take(evs, std::chrono::milliseconds(50))) {
             if (box->closed()) break;
             continue;
         }
         pb::EventBatch batch;
-        for (auto &[id, ev] : evs) protocol::to_proto(ev, id, *batch.add_events());
+        for (auto &e : evs) protocol::to_proto(e.ev, e.session_id, e.epoch, *batch.add_events());
         if (!writer->Write(batch)) break;  // the head went away
     }
     {
@@ -233,15 +188,9 @@ grpc::Status worker_service::Cancel(grpc::ServerContext *, const pb::CancelReque
     std::shared_ptr<event_outbox> box;
     {
         std::lock_guard lk(mu_);
-        auto it = live_.find(req->session_id());
-        if (it != live_.end()) {
-            it->second->cancel();
-            reply->set_found(true);
-            return grpc::Status::OK;
-        }
         box = outbox_;
     }
-    reply->set_found(box && box->cancel(req->session_id()));
+    reply->set_found(box && box->cancel(req->session_id(), req->epoch()));
     return grpc::Status::OK;
 }
 

@@ -1,9 +1,9 @@
 // The worker's gRPC service (proto/worker.proto) over one engine and its scheduler.
-// Each Generate call runs on a gRPC thread: render + tokenize + validate, answer
-// accepted/rejected, submit to the scheduler. Then either the call relays the session's events
-// until it ends or the caller goes away (which cancels the session and frees its sequence), or,
-// when the head asked for it and holds an Events call open, the call ends and the session's
-// events go out on that stream, one batch per tick (event_outbox.h).
+// Each Submit call runs on a gRPC thread: render + tokenize + validate, submit to the
+// scheduler, answer accepted/rejected. The session's events then go out on the head's open
+// Events stream (one call, its own gRPC thread), one batch per tick (event_outbox.h); the
+// tick thread fills the outbox. Submit without an open Events stream is UNAVAILABLE.
+// Threads: mu_ guards outbox_; engine_/sched_/cache_ are set once before ready_.
 #pragma once
 
 #include <atomic>
@@ -31,9 +31,10 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
     /** Embedding and model facts (Embed, ModelInfo); call before set_ready. */
     void set_model_extras(llama_embedder *embedder, model_facts facts);
 
-    grpc::Status Generate(
-        grpc::ServerContext *ctx, const superfluid::worker::v1::GenerateRequest *req,
-        grpc::ServerWriter<superfluid::worker::v1::GenerateEvent> *writer) override;
+    /** Accepts a session onto the open Events stream, or rejects it (one answer, unary). */
+    grpc::Status Submit(grpc::ServerContext *ctx,
+                        const superfluid::worker::v1::GenerateRequest *req,
+                        superfluid::worker::v1::GenerateEvent *reply) override;
     /** The head's Events stream: runs until the head cancels it or a newer one replaces it. */
     grpc::Status Events(grpc::ServerContext *ctx, const superfluid::worker::v1::EventsRequest *req,
                         grpc::ServerWriter<superfluid::worker::v1::EventBatch> *writer) override;
@@ -41,7 +42,7 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
     void flush_events();
     grpc::Status Cancel(grpc::ServerContext *ctx, const superfluid::worker::v1::CancelRequest *req,
                         superfluid::worker::v1::CancelReply *reply) override;
-    /** Renders and tokenizes like Generate; answers accepted (prompt tokens) or rejected. */
+    /** Renders and tokenizes like Submit; answers accepted (prompt tokens) or rejected. */
     grpc::Status Render(grpc::ServerContext *ctx,
                         const superfluid::worker::v1::GenerateRequest *req,
                         superfluid::worker::v1::GenerateEvent *reply) override;
@@ -71,7 +72,6 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
     cache::prefix_cache *cache_ = nullptr;
 
     std::mutex mu_;
-    std::map<std::string, std::shared_ptr<event_channel>> live_;  // session id → channel
     std::shared_ptr<event_outbox> outbox_;  // the open Events stream's, under mu_
 };
 

@@ -1,16 +1,14 @@
-// The worker's Events-stream outbox (worker/event_outbox.h) and the head's mailbox
-// (session/worker_events.h): batching per tick, binding and cancellation, order of tokens.
+// The worker's Events-stream outbox (worker/event_outbox.h): batching per tick, binding per
+// placement (session, epoch), cancellation.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
-#include "session/worker_events.h"
 #include "worker/event_outbox.h"
 
 using namespace sf;
 using namespace std::chrono_literals;
-namespace pb = superfluid::worker::v1;
 
 namespace {
 
@@ -29,17 +27,12 @@ session_event finished() {
     return ev;
 }
 
-// A session bound to `box` as Generate binds it.
-std::shared_ptr<event_channel> bound(const std::shared_ptr<event_outbox> &box, const char *id) {
-    auto ch = std::make_shared<event_channel>(box, id);
-    EXPECT_TRUE(box->bind(id, ch));
+// A placement bound to `box` as Submit binds it.
+std::shared_ptr<event_channel> bound(const std::shared_ptr<event_outbox> &box, const char *id,
+                                     uint64_t epoch = 1) {
+    auto ch = std::make_shared<event_channel>(box, id, epoch);
+    EXPECT_TRUE(box->bind(id, epoch, ch));
     return ch;
-}
-
-pb::GenerateEvent pb_token(uint32_t i) {
-    pb::GenerateEvent ev;
-    ev.mutable_token()->set_index(i);
-    return ev;
 }
 
 }  // namespace
@@ -56,14 +49,15 @@ TEST(EventOutbox, OneTickOfSeveralSessionsIsOneTake) {
         a->push(token(1));
         box->flush();
     });
-    std::vector<std::pair<std::string, session_event>> got;
+    std::vector<outbox_event> got;
     ASSERT_TRUE(box->take(got, 5s));
     tick.join();
     ASSERT_EQ(got.size(), 3u) << "the tick's events leave together, not one per wake-up";
-    EXPECT_EQ(got[0].first, "a");
-    EXPECT_EQ(got[1].first, "b");
-    EXPECT_EQ(got[2].first, "a");
-    EXPECT_EQ(got[2].second.index, 1u);
+    EXPECT_EQ(got[0].session_id, "a");
+    EXPECT_EQ(got[1].session_id, "b");
+    EXPECT_EQ(got[2].session_id, "a");
+    EXPECT_EQ(got[2].ev.index, 1u);
+    EXPECT_EQ(got[2].epoch, 1u);
     // Nothing queued: a take times out empty.
     got.clear();
     EXPECT_FALSE(box->take(got, 10ms));
@@ -78,54 +72,31 @@ TEST(EventOutbox, FinishUnbindsAndCloseCancelsTheRest) {
     auto a   = bound(box, "a");
     auto b   = bound(box, "b");
     a->push(finished());
-    EXPECT_FALSE(box->cancel("a")) << "a finished session is no longer bound";
-    EXPECT_TRUE(box->cancel("b"));
+    EXPECT_FALSE(box->cancel("a", 0)) << "a finished session is no longer bound";
+    EXPECT_FALSE(box->cancel("b", 2)) << "another placement's epoch cancels nothing";
+    EXPECT_TRUE(box->cancel("b", 1));
     EXPECT_TRUE(b->cancelled());
     auto c = bound(box, "c");
     box->close();
     EXPECT_TRUE(c->cancelled()) << "nobody reads a closed stream: its sessions stop";
     EXPECT_TRUE(box->closed());
-    EXPECT_FALSE(box->bind("d", std::make_shared<event_channel>(box, "d")));
+    EXPECT_FALSE(box->bind("d", 1, std::make_shared<event_channel>(box, "d", 1)));
     c->push(token(0));  // dropped
-    std::vector<std::pair<std::string, session_event>> got;
+    std::vector<outbox_event> got;
     EXPECT_FALSE(box->take(got, 10ms));
 }
 
-TEST(EventMailbox, TokensBeforeTheHandlerGoFirstAndTheFinishWaitsForThePump) {
-    event_mailbox mb;
-    mb.push(pb_token(0));
-    mb.push(pb_token(1));
-    std::vector<uint32_t> seen;
-    mb.set_token_handler([&](pb::Token &t) { seen.push_back(t.index()); });
-    EXPECT_EQ(seen, (std::vector<uint32_t>{0, 1}));
-    mb.push(pb_token(2));  // straight to the handler, on the pushing thread
-    EXPECT_EQ(seen, (std::vector<uint32_t>{0, 1, 2}));
-    pb::GenerateEvent fin;
-    fin.mutable_finished()->set_completion_tokens(3);
-    mb.push(fin);
-    pb::GenerateEvent ev;
-    ASSERT_TRUE(mb.next(ev));
-    EXPECT_TRUE(ev.has_finished());
-    EXPECT_EQ(ev.finished().completion_tokens(), 3);
-}
-
-TEST(EventMailbox, LostAfterTheQueueAndInterruptAtOnce) {
-    event_mailbox lost;
-    pb::GenerateEvent fin;
-    fin.mutable_finished();
-    lost.push(fin);
-    lost.lose();
-    pb::GenerateEvent ev;
-    EXPECT_TRUE(lost.next(ev)) << "what arrived before the stream ended is still read";
-    EXPECT_FALSE(lost.next(ev));
-    EXPECT_TRUE(lost.lost());
-
-    event_mailbox cut;
-    std::thread t([&] {
-        std::this_thread::sleep_for(20ms);
-        cut.interrupt();
-    });
-    EXPECT_FALSE(cut.next(ev)) << "a cancelled session's pump stops waiting";
-    t.join();
-    EXPECT_FALSE(cut.lost());
+TEST(EventOutbox, ANewerPlacementReplacesTheOlderOne) {
+    auto box   = std::make_shared<event_outbox>(3);
+    auto older = bound(box, "s", 1);
+    auto newer = bound(box, "s", 2);
+    EXPECT_TRUE(older->cancelled()) << "the resubmitted session's older sequence stops";
+    EXPECT_FALSE(newer->cancelled());
+    older->push(finished());  // the older placement's finish must not unbind the newer one
+    EXPECT_TRUE(box->cancel("s", 2));
+    EXPECT_TRUE(newer->cancelled());
+    std::vector<outbox_event> got;
+    ASSERT_TRUE(box->take(got, 10ms));
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].epoch, 1u) << "events leave with their placement's epoch";
 }

@@ -1,13 +1,12 @@
 // Starts the local worker as a child process (`superfluid worker …`) and keeps it alive:
 // when it exits unexpectedly it is restarted with a growing backoff (0.1 s doubling to 10 s,
-// reset after 30 s of uptime). Thread-safe.
+// reset after 30 s of uptime). Thread-safe; the supervising thread is its own.
 #pragma once
 
 #include <sys/types.h>
 
 #include <atomic>
 #include <condition_variable>
-#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -29,8 +28,6 @@ class worker_process {
     pid_t pid() const { return pid_.load(); }
     /** Times the worker was (re)started. */
     int starts() const { return starts_.load(); }
-    /** Called (from the supervisor thread) after the worker exits unexpectedly. */
-    void on_exit(std::function<void(int status)> cb) { on_exit_ = std::move(cb); }
 
   private:
     pid_t spawn();
@@ -40,7 +37,6 @@ class worker_process {
     std::atomic<pid_t> pid_{-1};
     std::atomic<int> starts_{0};
     std::atomic<bool> stopping_{false};
-    std::function<void(int)> on_exit_;
     std::mutex mu_;
     std::condition_variable cv_;
     std::thread thread_;

@@ -1,4 +1,4 @@
-#include "session/worker_process.h"
+#include "placement/worker_process.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -60,7 +60,6 @@ void worker_process::supervise() {
         } else {
             SF_LOG_WARN("head", "worker %d exited with status %d", pid, WEXITSTATUS(status));
         }
-        if (on_exit_) on_exit_(status);
         if (std::chrono::steady_clock::now() - started_at > std::chrono::seconds(30)) {
             backoff = std::chrono::milliseconds(100);
         }

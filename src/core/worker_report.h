@@ -1,0 +1,90 @@
+// What a worker reports about itself and its model, and what an embedding call carries, as
+// the head sees them (worker_client), whatever the transport. Field meanings and units follow
+// proto/worker.proto (HealthReply, CacheStats, ModelInfoReply, EmbedRequest/EmbedReply).
+// Plain data: no I/O, no JSON, no gRPC.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/embed_input.h"
+
+namespace sf {
+
+/** One priority class's share of a worker (index 0 interactive, 1 normal, 2 batch). */
+struct class_report {
+    std::string name;  // interactive | normal | batch
+    int32_t running      = 0;
+    int32_t waiting      = 0;
+    uint64_t preemptions = 0;  // sequences of this class parked to make room
+};
+
+/** The prefix cache's counters (cache/prefix_cache.h cache_stats). Bytes are bytes. */
+struct cache_report {
+    uint64_t lookups         = 0;  // sequences started
+    uint64_t hits            = 0;  // ... that reused at least one cached token
+    uint64_t prompt_tokens   = 0;  // prompt tokens of those sequences
+    uint64_t cached_tokens   = 0;  // of which reused instead of prefilled
+    int64_t ram_bytes        = 0;
+    int64_t ram_budget_bytes = 0;  // --cache-ram
+    int64_t entries          = 0;
+    uint64_t evictions       = 0;
+    int64_t disk_bytes       = 0;
+    int64_t disk_entries     = 0;
+    uint64_t disk_writes     = 0;
+    uint64_t disk_loads      = 0;
+    uint64_t disk_corrupt    = 0;  // entries discarded as corrupt
+};
+
+/** A worker's state and load (its Health answer). Counters count since the worker started. */
+struct worker_status {
+    bool ready = false;  // model loaded, accepting sessions
+    std::string model_path;
+    std::string model_name;
+    int32_t n_ctx                   = 0;  // per-sequence context limit in tokens
+    int32_t n_parallel              = 0;  // max concurrent sequences
+    int32_t active_sequences        = 0;
+    int32_t waiting_sessions        = 0;
+    uint64_t ticks                  = 0;  // llama_decode calls
+    uint64_t batched_ticks          = 0;  // ticks that carried more than one sequence
+    int32_t max_sequences_per_tick  = 0;
+    int32_t last_sequences_per_tick = 0;
+    uint64_t prompt_tokens_total    = 0;
+    uint64_t generated_tokens_total = 0;
+    int32_t pid                     = 0;
+    std::vector<class_report> classes;  // indexed by class
+    uint64_t preemptions   = 0;
+    int64_t kv_used_cells  = 0;  // KV cells held by running sequences
+    int64_t kv_total_cells = 0;  // n_ctx * parallel
+    uint64_t parked_bytes  = 0;  // host memory of preempted sequences
+    cache_report cache;
+};
+
+/** The loaded model's facts (GGUF metadata as llama.cpp renders it), for /api/show, /api/tags. */
+struct model_description {
+    std::map<std::string, std::string> metadata;
+    std::string chat_template;
+    uint64_t n_params   = 0;
+    uint64_t size_bytes = 0;  // bytes of the weights
+    int32_t n_embd      = 0;
+    int32_t n_ctx_train = 0;
+    std::string architecture;
+    std::string file_type;  // e.g. "Q4_K - Medium"
+    std::string description;
+};
+
+/** Inputs to embed; `truncate` cuts inputs longer than the context instead of refusing them. */
+struct embed_batch {
+    std::vector<embed_input> inputs;
+    bool truncate = false;
+};
+
+/** One input's vector: n_embd floats, mean-pooled over its tokens, not normalized. */
+struct embedding {
+    std::vector<float> values;
+    int32_t tokens = 0;  // tokens embedded (after truncation)
+};
+
+}  // namespace sf

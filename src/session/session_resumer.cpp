@@ -1,0 +1,101 @@
+#include "session/session_resumer.h"
+
+#include "util/log.h"
+
+namespace sf {
+
+session_resumer::session_resumer(session_relay &relay, worker_client &worker,
+                                 std::chrono::milliseconds wait_ready)
+    : relay_(relay), worker_(worker), wait_ready_(wait_ready) {}
+
+session_resumer::~session_resumer() {
+    stop();
+}
+
+void session_resumer::start() {
+    thread_ = std::thread([this] { run(); });
+}
+
+void session_resumer::stop() {
+    {
+        std::lock_guard lk(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+void session_resumer::enqueue(const std::string &id) {
+    {
+        std::lock_guard lk(mu_);
+        queue_.push_back(id);
+    }
+    cv_.notify_one();
+}
+
+void session_resumer::run() {
+    for (;;) {
+        std::string id;
+        {
+            std::unique_lock lk(mu_);
+            cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+            if (stop_) return;
+            id = std::move(queue_.front());
+            queue_.pop_front();
+        }
+        resume(id);
+    }
+}
+
+bool session_resumer::wait_for_worker(const session &s) {
+    const auto deadline = std::chrono::steady_clock::now() + wait_ready_;
+    for (;;) {
+        {
+            std::lock_guard lk(mu_);
+            if (stop_) return false;
+        }
+        if (s.cancel_requested() || s.finished()) return false;
+        auto h = worker_.health();
+        if (h.reachable && h.status.ready) return true;
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
+void session_resumer::resume(const std::string &id) {
+    auto lost = relay_.lost(id);
+    if (!lost) return;  // finished or resumed meanwhile
+    auto &s = *lost->s;
+    if (lost->losses > k_max_losses) {
+        return relay_.fail(id, "the inference worker failed " + std::to_string(lost->losses) +
+                                   " times during this session; giving up on it");
+    }
+    if (lost->losses > 0)
+        SF_LOG_WARN("head", "session %s: worker lost at token %zu; resuming (%d/%d)", id.c_str(),
+                    lost->next_index, lost->losses, k_max_losses);
+    const bool ready = wait_for_worker(s);
+    // The resume point is what the journal holds: wait for the tokens still being committed.
+    s.wait_tokens(lost->next_index);
+    if (s.cancel_requested() || s.finished()) return relay_.fail(id, "");
+    if (!ready) {
+        {
+            std::lock_guard lk(mu_);
+            if (stop_) return;  // shutting down: stays unfinished in the journal
+        }
+        return relay_.fail(id, "the inference worker did not come back within " +
+                                   std::to_string(wait_ready_.count() / 1000) + " s");
+    }
+    worker_submission sub = lost->sub;
+    sub.resume_tokens     = s.token_ids();
+    sub.epoch             = relay_.prepare(id);
+    accepted_session acc;
+    start_error err;
+    if (!worker_.submit(sub, acc, err)) {
+        if (err.type == start_error::kind::UNAVAILABLE) return relay_.lose_again(id);
+        return relay_.fail(id, "the session could not be resumed: " + err.message);
+    }
+    relay_.activate(lost->s, sub, acc.stream, s.started());
+    if (s.cancel_requested()) relay_.cancel(id);
+}
+
+}  // namespace sf

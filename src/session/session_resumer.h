@@ -1,0 +1,57 @@
+// Worker supervision as the session layer sees it: the sessions whose placement was lost (the
+// worker died, restarted or was cut off; or a head restart found them unfinished in the
+// journal) are resubmitted, one at a time, on one thread of its own: it waits for the worker
+// to be ready (bounded), for the session's tokens so far to be committed, then submits the
+// session again with them as its resume point under a new epoch. A session lost more than
+// k_max_losses times fails with a clear error. (Restarting a dead worker process, with its
+// backoff, is the worker client's business: placement/local_worker.h.)
+//
+// Threads: enqueue() from any thread (the relay's on_lost); everything else on the resumer's
+// own thread. stop() joins it.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "session/session_relay.h"
+#include "session/worker_client.h"
+
+namespace sf {
+
+class session_resumer {
+  public:
+    /** Losses a session survives; the next one fails it (a session that keeps crashing). */
+    static constexpr int k_max_losses = 3;
+
+    /** `wait_ready`: how long to wait for the worker after a loss before counting another. */
+    session_resumer(session_relay &relay, worker_client &worker,
+                    std::chrono::milliseconds wait_ready = std::chrono::seconds(120));
+    ~session_resumer();
+
+    void start();
+    /** Ends the thread; sessions still queued stay unfinished (journaled: resumed next start). */
+    void stop();
+    /** Queues a lost session. */
+    void enqueue(const std::string &id);
+
+  private:
+    void run();
+    void resume(const std::string &id);
+    // Polls health until the worker is ready, the session no longer needs it, or the deadline.
+    bool wait_for_worker(const session &s);
+
+    session_relay &relay_;
+    worker_client &worker_;
+    std::chrono::milliseconds wait_ready_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<std::string> queue_;
+    bool stop_ = false;
+    std::thread thread_;
+};
+
+}  // namespace sf
