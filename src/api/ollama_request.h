@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "api/api_error.h"
@@ -23,12 +22,8 @@ struct ollama_options {
      * keep_alive is 0.
      */
     bool load_only  = false;
-    bool unload     = false;    // keep_alive == 0
-    int32_t num_ctx = 0;        // options.num_ctx; 0 = the server's context
-    std::string format;         // "" none, "json", or a JSON schema (dumped)
-    std::optional<bool> think;  // `think` true/false (a level string counts as true)
-    std::string think_level;    // "high" | "medium" | "low" when given as a string
-    std::string tools;          // the `tools` array, dumped ("" when none)
+    bool unload     = false;  // keep_alive == 0
+    int32_t num_ctx = 0;      // options.num_ctx; 0 = the server's context
 };
 
 /** Parses a /api/chat body. Returns false with `err` (400) on bad input. */

@@ -21,20 +21,6 @@ static json usage(const openai_meta &m) {
             {"prompt_tokens_details", {{"cached_tokens", m.cached_tokens}}}};
 }
 
-std::string openai_chat_response(const openai_meta &m, const std::string &text,
-                                 finish_reason reason) {
-    json choice = {{"index", 0},
-                   {"message", {{"role", "assistant"}, {"content", text}}},
-                   {"logprobs", nullptr},
-                   {"finish_reason", openai_finish_reason(reason)}};
-    return dump({{"id", m.id},
-                 {"object", "chat.completion"},
-                 {"created", m.created},
-                 {"model", m.model},
-                 {"choices", json::array({choice})},
-                 {"usage", usage(m)}});
-}
-
 std::string openai_completion_response(const openai_meta &m, const std::string &text,
                                        finish_reason reason) {
     json choice = {{"index", 0},

@@ -24,9 +24,6 @@ struct openai_meta {
 /** "stop" | "length" for a finish reason (cancel/error map to "stop"; errors are sent apart). */
 const char *openai_finish_reason(finish_reason r);
 
-/** Non-streaming chat.completion body. */
-std::string openai_chat_response(const openai_meta &m, const std::string &text,
-                                 finish_reason reason);
 /** Non-streaming text_completion body. */
 std::string openai_completion_response(const openai_meta &m, const std::string &text,
                                        finish_reason reason);

@@ -35,12 +35,6 @@ scenario_fn find_scenario(const std::string &name) {
     return nullptr;
 }
 
-const std::vector<std::string> &scenario_names() {
-    static const std::vector<std::string> names = {"priority",   "recovery", "prefix",
-                                                   "throughput", "agentic",  "burst"};
-    return names;
-}
-
 std::vector<stream_result> run_concurrent(int n, const std::function<stream_result(int)> &request,
                                           const std::function<double(int)> &start_at) {
     std::vector<stream_result> out(static_cast<size_t>(n));

@@ -67,8 +67,6 @@ void agentic_verdicts_from_medians(nlohmann::json &figures);
 
 /** The scenario function for a name; nullptr when unknown. */
 scenario_fn find_scenario(const std::string &name);
-/** All scenario names, in the order. */
-const std::vector<std::string> &scenario_names();
 
 /** Sends `n` requests from `n` threads; request i starts at t0 + start_at(i) seconds. */
 std::vector<stream_result> run_concurrent(int n, const std::function<stream_result(int)> &request,

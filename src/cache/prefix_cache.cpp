@@ -24,10 +24,6 @@ int32_t common_prefix(std::span<const token_id> a, std::span<const token_id> b, 
 
 prefix_cache::prefix_cache(engine_i &engine, cache_options opts)
     : engine_(engine), opts_(std::move(opts)), partial_(engine.partial_prefixes()) {
-    if (partial_) {
-        for (int i = engine.n_cache_seqs() - 1; i >= 0; --i)
-            free_seqs_.push_back(engine.n_seq_max() + i);
-    }
     if (enabled() && !opts_.disk_dir.empty() && opts_.disk_bytes > 0 &&
         !opts_.model_fingerprint.empty()) {
         disk_ =
@@ -67,7 +63,7 @@ int32_t prefix_cache::attach(int seq, std::span<const token_id> prompt, int32_t 
         stats_.prompt_tokens += prompt.size();
     }
     if (!enabled()) return 0;
-    // Best source in memory: an entry, or (KV mode) a live sequence.
+    // Best source in memory: an entry, or (attention models) a live sequence.
     auto m            = tree_.find(prompt, max_len);
     int32_t mem_n     = partial_ ? m.shared : m.whole;
     int64_t mem_entry = partial_ ? m.shared_entry : m.whole_entry;
@@ -90,9 +86,7 @@ int32_t prefix_cache::attach(int seq, std::span<const token_id> prompt, int32_t 
         if (live_seq >= 0) {
             if (engine_.seq_share(live_seq, seq, mem_n)) n = mem_n;
         } else if (auto it = entries_.find(mem_entry); it != entries_.end()) {
-            if (it->second.cache_seq >= 0) {
-                if (engine_.seq_share(it->second.cache_seq, seq, mem_n)) n = mem_n;
-            } else if (engine_.seq_load(seq, it->second.state())) {
+            if (engine_.seq_load(seq, it->second.state())) {
                 // A snapshot of a longer sequence: cut back to the common prefix.
                 n = mem_n;
                 if (partial_ && !engine_.seq_trim(seq, n)) {
@@ -186,28 +180,11 @@ void prefix_cache::retain(int seq, std::span<const token_id> tokens) {
         touch(m.shared_entry);  // an entry already holds all of it
         return;
     }
+    // The cells go with the sequence; keep a host copy, which any later prompt sharing a
+    // prefix of it loads and cuts back.
     entry e;
-    if (engine_.n_cache_seqs() > 0) {
-        // Cells stay in the KV cache under a cache-owned sequence id.
-        if (free_seqs_.empty()) {
-            int64_t v = victim(-1, true);
-            if (v >= 0) remove(v);
-            publish();
-        }
-        if (free_seqs_.empty()) return;
-        e.cache_seq = free_seqs_.back();
-        free_seqs_.pop_back();
-        if (!engine_.seq_share(seq, e.cache_seq, len)) {
-            free_seqs_.push_back(e.cache_seq);
-            return;
-        }
-        e.bytes = static_cast<int64_t>(engine_.seq_state_size(e.cache_seq));
-    } else {
-        // One KV stream per sequence: the cells go with the sequence; keep a host copy,
-        // which any later prompt sharing a prefix of it loads and cuts back.
-        if (!engine_.seq_save(seq, e.snapshot)) return;
-        e.bytes = static_cast<int64_t>(e.snapshot.capacity());
-    }
+    if (!engine_.seq_save(seq, e.snapshot)) return;
+    e.bytes = static_cast<int64_t>(e.snapshot.capacity());
     // Entries that are whole a prefix of this one are redundant now.
     for (;;) {
         auto w = tree_.find(tokens, len);
@@ -231,10 +208,6 @@ int64_t prefix_cache::add(std::span<const token_id> tokens, entry e) {
 void prefix_cache::remove(int64_t id) {
     auto it = entries_.find(id);
     if (it == entries_.end()) return;
-    if (it->second.cache_seq >= 0) {
-        engine_.seq_trim(it->second.cache_seq, 0);
-        free_seqs_.push_back(it->second.cache_seq);
-    }
     bytes_ -= it->second.bytes;
     tree_.erase(id);
     entries_.erase(it);
@@ -245,11 +218,11 @@ void prefix_cache::touch(int64_t id) {
     if (it != entries_.end()) it->second.last_used = ++clock_;
 }
 
-int64_t prefix_cache::victim(int64_t keep, bool kv_only) const {
+int64_t prefix_cache::victim(int64_t keep) const {
     int64_t best    = -1;
     double best_val = 0;
     for (const auto &[id, e] : entries_) {
-        if (id == keep || (kv_only && e.cache_seq < 0)) continue;
+        if (id == keep) continue;
         const double v =
             static_cast<double>(e.last_used) + k_share_weight * std::log2(1.0 + e.hits);
         if (best < 0 || v < best_val) best = id, best_val = v;
@@ -261,7 +234,7 @@ void prefix_cache::enforce_budget(int64_t keep) {
     uint64_t evicted = 0;
     while (bytes_ > opts_.ram_bytes && !entries_.empty()) {
         // The newest entry goes last, and only when it alone exceeds the budget.
-        int64_t v = victim(keep, false);
+        int64_t v = victim(keep);
         if (v < 0) v = keep;
         remove(v);
         ++evicted;
@@ -273,17 +246,6 @@ void prefix_cache::enforce_budget(int64_t keep) {
     // Only now: /metrics must never see the moment between an entry's insertion and the
     // evictions that make room for it (the budget looked exceeded under load).
     publish();
-}
-
-bool prefix_cache::evict_for_decode() {
-    size_t kv = 0;
-    for (const auto &[id, e] : entries_) kv += e.cache_seq >= 0;
-    if (kv == 0) return false;
-    for (size_t n = (kv + 1) / 2; n > 0; --n) remove(victim(-1, true));
-    publish();
-    std::lock_guard lk(stats_mu_);
-    stats_.evictions += (kv + 1) / 2;
-    return true;
 }
 
 void prefix_cache::publish() {

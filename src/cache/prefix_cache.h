@@ -4,13 +4,11 @@
 //
 // Two kinds of entries, after what the engine's memory allows (engine_i::partial_prefixes):
 // * Attention-only models: any prefix is reusable. A new sequence gets the longest common
-//   prefix with any entry, or with a live sequence (engine_i::seq_share). Where the engine
-//   has one KV pool for all sequences (engine_i::n_cache_seqs > 0), a finished sequence's
-//   cells stay under a cache-owned sequence id and are shared by tagging, not copied. The
-//   llama.cpp engine gives each sequence its own KV stream (attention then scans only its own
-//   cells, see llama_engine.cpp), so there an entry is a host copy of the finished sequence's
-//   state (engine_i::seq_save), loaded into the new sequence and cut back to the common
-//   prefix; a live source is copied the same way.
+//   prefix with any entry, or with a live sequence. Each sequence has its own KV stream
+//   (attention then scans only its own cells, see llama_engine.cpp), so an entry is a host
+//   copy of a finished sequence's state (engine_i::seq_save), loaded into the new sequence
+//   and cut back to the common prefix; a live source is copied the same way
+//   (engine_i::seq_share).
 // * Recurrent and hybrid models: their state cannot be cut back, so the cache holds host
 //   snapshots (engine_i::seq_save) taken at message boundaries of the rendered chat (end of
 //   the system prompt, of each earlier turn; scheduler decodes up to them exactly), at the
@@ -19,9 +17,9 @@
 //   whole a prefix of its prompt.
 // Both are indexed by a radix tree over token ids (radix_tree.h).
 //
-// Budget: entries' bytes (KV bytes of a kept sequence as llama_state_seq_get_size counts
-// them, or the host memory a saved state holds: host_buffer capacity, whole 2 MiB pages from
-// 1 MiB on) stay within `ram_bytes`; live sequences are never touched. The
+// Budget: entries' bytes (the host memory a saved state holds: host_buffer capacity, whole
+// 2 MiB pages from 1 MiB on; a snapshot mapped from the disk tier counts its size) stay within
+// `ram_bytes`; live sequences are never touched. The
 // victim is the entry with the lowest score last_use + 32 × log2(1 + hits) on a clock that
 // ticks once per cache use: least recently used, with a prefix shared by many sequences
 // living as long as one used up to 32·log2(1+hits) uses more recently.
@@ -99,11 +97,6 @@ class prefix_cache {
      * before the caller frees the sequence.
      */
     void retain(int seq, std::span<const token_id> tokens);
-    /**
-     * The engine found no room for a batch: frees about half of the KV cells the cache holds.
-     * False when it holds none (then the lack of room is the live sequences' own).
-     */
-    bool evict_for_decode();
     /** Thread-safe. */
     cache_stats stats() const;
     /** Waits for queued disk writes (tests, shutdown). */
@@ -111,7 +104,6 @@ class prefix_cache {
 
   private:
     struct entry {
-        int cache_seq = -1;  // KV mode: the sequence id holding the cells
         host_buffer snapshot;
         mapped_payload mapped;  // a snapshot read from the disk tier, kept mapped (no copy)
         std::span<const uint8_t> state() const {
@@ -124,7 +116,7 @@ class prefix_cache {
     int64_t add(std::span<const token_id> tokens, entry e);
     void remove(int64_t id);
     void enforce_budget(int64_t keep = -1);
-    int64_t victim(int64_t keep, bool kv_only) const;
+    int64_t victim(int64_t keep) const;
     void touch(int64_t id);
     void write_to_disk(int seq, std::span<const token_id> tokens);
     bool load_from_disk(int seq, int64_t disk_id, int32_t n);
@@ -135,7 +127,6 @@ class prefix_cache {
     bool partial_ = false;
     radix_tree tree_;
     std::map<int64_t, entry> entries_;
-    std::vector<int> free_seqs_;
     int64_t next_id_ = 1;
     uint64_t clock_  = 0;
     int64_t bytes_   = 0;

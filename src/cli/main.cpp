@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
     ps->add_option("--host", ps_host, "Server address")->capture_default_str();
     ps->add_option("--port", ps_port, "Server port")->capture_default_str();
 
-    // The model store (store/model_store.h): pull, list, rm.
+    // The model store (models/model_store.h): pull, list, rm.
     std::string pull_model, store_dir;
     std::vector<std::string> rm_models;
     auto *pull = app.add_subcommand("pull", "Download a model from the Hugging Face hub");
@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
         c->add_option("--state-dir", store_dir,
                       "State directory (default: $XDG_STATE_HOME/superfluid)");
 
-    sf::launch_options lo;
+    sf::launch::launch_options lo;
     auto *launch = app.add_subcommand(
         "launch", "Run a coding agent against Superfluid (starts the server when needed)");
     sf::add_launch_options(*launch, lo);
@@ -189,6 +189,6 @@ int main(int argc, char **argv) {
     if (*pull) return sf::run_pull(pull_model, store_dir);
     if (*list) return sf::run_list(store_dir);
     if (*rm) return sf::run_rm(rm_models, store_dir);
-    if (*launch) return sf::run_launch(lo);
+    if (*launch) return sf::run_launch_command(lo);
     return 2;
 }

@@ -4,22 +4,22 @@
 #include <ctime>
 
 #include "cli/model_source.h"
-#include "store/model_store.h"
-#include "store/progress_printer.h"
+#include "models/model_store.h"
+#include "models/progress_printer.h"
 #include "util/log.h"
 #include "util/paths.h"
 
 namespace sf {
 
-static store::model_store open_store(const std::string &state_dir) {
-    store::store_options so;
+static models::model_store open_store(const std::string &state_dir) {
+    models::store_options so;
     so.state_dir = state_dir.empty() ? paths::default_state_dir() : state_dir;
-    return store::model_store(so);
+    return models::model_store(so);
 }
 
 int run_pull(const std::string &model, const std::string &state_dir) {
-    auto ref = store::parse_model_ref(model);
-    if (!ref && store::is_local_model_path(model)) {
+    auto ref = models::parse_model_ref(model);
+    if (!ref && models::is_local_model_path(model)) {
         fprintf(stderr, "superfluid pull: %s is a local path; serve it as it is\n", model.c_str());
         return 1;
     }
@@ -29,15 +29,15 @@ int run_pull(const std::string &model, const std::string &state_dir) {
         return 1;
     }
     auto st = open_store(state_dir);
-    store::model_entry e;
-    store::pull_status status;
+    models::model_entry e;
+    models::pull_status status;
     std::string error;
     if (!pull_with_progress(st, *ref, e, status, error)) {
         fprintf(stderr, "superfluid pull %s: %s\n", model.c_str(), error.c_str());
-        return status == store::pull_status::INTERRUPTED ? 130 : 1;
+        return status == models::pull_status::INTERRUPTED ? 130 : 1;
     }
     printf("pulled %s (%s, %zu file%s, commit %.12s)\n%s\n", e.name.c_str(),
-           store::human_bytes(double(e.size)).c_str(), e.files.size(),
+           models::human_bytes(double(e.size)).c_str(), e.files.size(),
            e.files.size() == 1 ? "" : "s", e.commit.c_str(), e.path.c_str());
     return 0;
 }
@@ -49,8 +49,8 @@ int run_list(const std::string &state_dir) {
         char when[32] = "";
         time_t t      = time_t(m.pulled_at);
         strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
-        printf("%-48s %-10s %-17s %s\n", m.name.c_str(), store::human_bytes(double(m.size)).c_str(),
-               when, m.path.c_str());
+        printf("%-48s %-10s %-17s %s\n", m.name.c_str(),
+               models::human_bytes(double(m.size)).c_str(), when, m.path.c_str());
     }
     if (models.empty()) printf("(no models pulled yet: superfluid pull org/repo[:TAG])\n");
     return 0;
@@ -67,7 +67,7 @@ int run_rm(const std::vector<std::string> &models, const std::string &state_dir)
             rc = 1;
             continue;
         }
-        printf("deleted %s (%s freed)\n", m.c_str(), store::human_bytes(double(freed)).c_str());
+        printf("deleted %s (%s freed)\n", m.c_str(), models::human_bytes(double(freed)).c_str());
     }
     return rc;
 }

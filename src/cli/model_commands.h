@@ -1,5 +1,5 @@
 // `superfluid pull MODEL`, `superfluid list`, `superfluid rm MODEL…`: the model store from the
-// command line (store/model_store.h). `state_dir` "" = the default state directory.
+// command line (models/model_store.h). `state_dir` "" = the default state directory.
 #pragma once
 
 #include <string>

@@ -7,9 +7,9 @@
 #include <filesystem>
 
 #include "cli/serve_command.h"
-#include "store/engine_registry.h"
-#include "store/model_store.h"
-#include "store/progress_printer.h"
+#include "models/engine_registry.h"
+#include "models/model_store.h"
+#include "models/progress_printer.h"
 #include "util/log.h"
 
 namespace sf {
@@ -52,12 +52,13 @@ bool truthy(const char *v) {
 
 }  // namespace
 
-bool pull_with_progress(const store::model_store &st, const store::model_ref &ref,
-                        store::model_entry &entry, store::pull_status &status, std::string &error) {
+bool pull_with_progress(const models::model_store &st, const models::model_ref &ref,
+                        models::model_entry &entry, models::pull_status &status,
+                        std::string &error) {
     interrupt_scope scope;
-    store::progress_printer bar;
-    store::pull_events ev;
-    ev.progress = [&](const store::repo_file &f, uint64_t done) {
+    models::progress_printer bar;
+    models::pull_events ev;
+    ev.progress = [&](const models::repo_file &f, uint64_t done) {
         bar.update(f.path, done, f.size);
     };
     ev.note = [&](const std::string &s) {
@@ -67,7 +68,7 @@ bool pull_with_progress(const store::model_store &st, const store::model_ref &re
     ev.keep_going = [] { return !g_interrupted.load(); };
     status        = st.pull(ref, ev, entry, error);
     bar.finish();
-    return status == store::pull_status::OK;
+    return status == models::pull_status::OK;
 }
 
 bool hub_offline() {
@@ -90,8 +91,8 @@ static bool use_embedded(const std::string &state_dir, resolved_model &out) {
 }
 
 bool resolve_model_arg(const std::string &arg, const std::string &state_dir, resolved_model &out) {
-    if (!arg.empty() && store::is_local_model_path(arg)) {
-        std::string why = store::check_runnable(arg);
+    if (!arg.empty() && models::is_local_model_path(arg)) {
+        std::string why = models::check_runnable(arg);
         if (!why.empty()) {
             SF_LOG_ERROR("serve", "%s", why.c_str());
             return false;
@@ -100,36 +101,36 @@ bool resolve_model_arg(const std::string &arg, const std::string &state_dir, res
         out.name = std::filesystem::path(arg).stem().string();
         return true;
     }
-    const std::string wanted = arg.empty() ? kDefaultModel : arg;
-    auto ref                 = store::parse_model_ref(wanted);
+    const std::string wanted = arg.empty() ? models::kDefaultModel : arg;
+    auto ref                 = models::parse_model_ref(wanted);
     if (!ref) {
         SF_LOG_ERROR("serve",
                      "\"%s\" is neither a model file nor a hub model (org/repo[:TAG][@rev])",
                      arg.c_str());
         return false;
     }
-    store::store_options so;
+    models::store_options so;
     so.state_dir = state_dir;
     if (arg.empty()) so.hub.connect_timeout_s = 3;  // offline, fall back quickly
-    store::model_store st(so);
+    models::model_store st(so);
     auto entry = st.find(wanted);
     if (!entry && !(arg.empty() && hub_offline())) {
-        store::model_entry e;
-        store::pull_status status;
+        models::model_entry e;
+        models::pull_status status;
         std::string error;
         if (!pull_with_progress(st, *ref, e, status, error)) {
-            if (!arg.empty() || status == store::pull_status::INTERRUPTED) {
+            if (!arg.empty() || status == models::pull_status::INTERRUPTED) {
                 SF_LOG_ERROR("pull", "%s: %s", wanted.c_str(), error.c_str());
                 return false;
             }
-            SF_LOG_WARN("serve", "cannot pull the default model %s: %s", kDefaultModel,
+            SF_LOG_WARN("serve", "cannot pull the default model %s: %s", models::kDefaultModel,
                         error.c_str());
         } else {
             entry = e;
         }
     }
     if (!entry) return use_embedded(state_dir, out);
-    std::string why = store::check_runnable(entry->path);
+    std::string why = models::check_runnable(entry->path);
     if (!why.empty()) {
         SF_LOG_ERROR("serve", "%s", why.c_str());
         return false;

@@ -1,17 +1,15 @@
 // What a MODEL argument designates, for every command that takes one (serve, launch, pull):
 // a local path (a .gguf file; other formats are refused by the engine registry), a hub
 // reference `org/repo[:TAG][@rev]` (pulled when not in the store yet), or nothing: the default
-// model kDefaultModel from the hub, falling back offline to the embedded test model.
+// model models::kDefaultModel (models/model_ref.h) from the hub, falling back offline to the
+// embedded test model.
 #pragma once
 
 #include <string>
 
-#include "store/model_store.h"
+#include "models/model_store.h"
 
 namespace sf {
-
-/** The default model: small, instruction-tuned, ~400 MB at Q4_K_M, runs on any CPU. */
-inline constexpr const char *kDefaultModel = "unsloth/Qwen3-0.6B-GGUF:Q4_K_M";
 
 struct resolved_model {
     std::string path;             // absolute path the engine loads (first shard for split GGUFs)
@@ -30,8 +28,9 @@ bool resolve_model_arg(const std::string &arg, const std::string &state_dir, res
  * Pulls `ref` into `st` showing progress on stderr; Ctrl-C/SIGTERM during the pull stop it with
  * the partial file kept (status INTERRUPTED). False with `error` set when it fails.
  */
-bool pull_with_progress(const store::model_store &st, const store::model_ref &ref,
-                        store::model_entry &entry, store::pull_status &status, std::string &error);
+bool pull_with_progress(const models::model_store &st, const models::model_ref &ref,
+                        models::model_entry &entry, models::pull_status &status,
+                        std::string &error);
 
 /** True when HF_HUB_OFFLINE (or SUPERFLUID_OFFLINE) is set to a true value. */
 bool hub_offline();

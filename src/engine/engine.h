@@ -116,21 +116,13 @@ class engine_i {
      */
     virtual bool partial_prefixes() const { return false; }
     /**
-     * Extra sequence ids the prefix cache may keep memory under, after the live ones:
-     * n_seq_max() .. n_seq_max() + n_cache_seqs() - 1. 0 when partial_prefixes() is false,
-     * or when each sequence has its own KV stream (then cached prefixes are host copies).
-     */
-    virtual int32_t n_cache_seqs() const { return 0; }
-    /**
-     * Gives empty sequence `dst` the memory of positions [0, n) of `src`: tagged for both
-     * (shared, not copied) in one KV pool, a state copy between per-sequence KV streams.
+     * Gives empty sequence `dst` a copy of the memory of positions [0, n) of live sequence
+     * `src` (each sequence has its own memory: cells are never shared between sequences).
      * False when the engine could not (then `dst` is left empty).
      */
     virtual bool seq_share(int /*src*/, int /*dst*/, int32_t /*n*/) { return false; }
     /** Forgets positions >= n of `seq` (its sampler stays). False when the memory refuses. */
     virtual bool seq_trim(int /*seq*/, int32_t n) { return n == 0; }
-    /** Bytes of `seq`'s saved state (llama_state_seq_get_size): what seq_save would write. */
-    virtual size_t seq_state_size(int /*seq*/) { return 0; }
     /**
      * Saves `seq`'s memory (llama_state_seq_get_data) into `out`, reusing its memory when
      * large enough. False when it cannot.

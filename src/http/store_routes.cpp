@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "store/model_store.h"
+#include "models/model_store.h"
 #include "util/log.h"
 
 namespace sf {
@@ -38,11 +38,11 @@ bool read_model(const httplib::Request &req, httplib::Response &res, json &body,
     return true;
 }
 
-int http_status(store::pull_status s) {
+int http_status(models::pull_status s) {
     switch (s) {
-        case store::pull_status::NOT_FOUND:
+        case models::pull_status::NOT_FOUND:
             return 404;
-        case store::pull_status::UNREACHABLE:
+        case models::pull_status::UNREACHABLE:
             return 502;
         default:
             return 500;
@@ -61,7 +61,7 @@ struct pull_stream {
         std::string s = j.dump() + "\n";
         if (!sink->write(s.data(), s.size())) client_gone = true;
     }
-    void progress(const store::repo_file &f, uint64_t done) {
+    void progress(const models::repo_file &f, uint64_t done) {
         // At most one line per 256 KiB per file (plus its first and last), so a fast local
         // pull does not flood the client.
         if (f.path == last_file && done < f.size && done - last_sent < (256u << 10)) return;
@@ -78,10 +78,10 @@ struct pull_stream {
 }  // namespace
 
 json pulled_model_tags(const std::string &state_dir, const std::string &exclude) {
-    store::store_options so;
+    models::store_options so;
     so.state_dir = state_dir;
     json out     = json::array();
-    for (const auto &m : store::model_store(so).list()) {
+    for (const auto &m : models::model_store(so).list()) {
         if (m.name == exclude) continue;
         char when[40];
         time_t t = time_t(m.pulled_at);
@@ -107,25 +107,25 @@ json pulled_model_tags(const std::string &state_dir, const std::string &exclude)
 }
 
 void register_store_routes(httplib::Server &svr, const std::string &state_dir) {
-    store::store_options so;
+    models::store_options so;
     so.state_dir = state_dir;
-    auto st      = std::make_shared<store::model_store>(so);
+    auto st      = std::make_shared<models::model_store>(so);
 
     svr.Post("/api/pull", [st](const httplib::Request &req, httplib::Response &res) {
         json body;
         std::string model;
         if (!read_model(req, res, body, model)) return;
-        auto ref = store::parse_model_ref(model);
+        auto ref = models::parse_model_ref(model);
         if (!ref) {
             ollama_error(res, 400,
                          "\"" + model + "\" is not a hub model name (org/repo[:TAG][@rev])");
             return;
         }
         if (!body.value("stream", true)) {
-            store::model_entry e;
+            models::model_entry e;
             std::string error;
             auto s = st->pull(*ref, {}, e, error);
-            if (s != store::pull_status::OK) return ollama_error(res, http_status(s), error);
+            if (s != models::pull_status::OK) return ollama_error(res, http_status(s), error);
             res.set_content(json{{"status", "success"}}.dump(), "application/json");
             return;
         }
@@ -133,14 +133,14 @@ void register_store_routes(httplib::Server &svr, const std::string &state_dir) {
             "application/x-ndjson", [st, r = *ref, model](size_t, httplib::DataSink &sink) {
                 pull_stream out;
                 out.sink = &sink;
-                store::pull_events ev;
+                models::pull_events ev;
                 ev.status     = [&](const std::string &s) { out.line({{"status", s}}); };
-                ev.progress   = [&](const store::repo_file &f, uint64_t d) { out.progress(f, d); };
+                ev.progress   = [&](const models::repo_file &f, uint64_t d) { out.progress(f, d); };
                 ev.keep_going = [&] { return !out.client_gone && sink.is_writable(); };
-                store::model_entry e;
+                models::model_entry e;
                 std::string error;
                 auto s = st->pull(r, ev, e, error);
-                if (s != store::pull_status::OK) {
+                if (s != models::pull_status::OK) {
                     SF_LOG_WARN("http", "/api/pull %s: %s", model.c_str(), error.c_str());
                     out.line({{"error", error}});
                 }

@@ -1,4 +1,4 @@
-// Ollama's model-management endpoints over the model store (store/model_store.h):
+// Ollama's model-management endpoints over the model store (models/model_store.h):
 //   POST   /api/pull    {"model": "org/repo[:TAG][@rev]", "stream": true}
 //          → NDJSON progress objects like Ollama's: {"status": "pulling manifest"},
 //            {"status": "downloading <digest>", "digest": "sha256:…", "total": N, "completed": M},

@@ -42,11 +42,6 @@ sqlite_stmt &sqlite_stmt::bind_blob(int i, const std::string &v) {
     return *this;
 }
 
-sqlite_stmt &sqlite_stmt::bind_null(int i) {
-    sqlite3_bind_null(st_, i);
-    return *this;
-}
-
 int sqlite_stmt::step() {
     return sqlite3_step(st_);
 }

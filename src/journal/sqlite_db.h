@@ -27,7 +27,6 @@ class sqlite_stmt {
     sqlite_stmt &bind(int i, int64_t v);
     sqlite_stmt &bind_text(int i, const std::string &v);
     sqlite_stmt &bind_blob(int i, const std::string &v);
-    sqlite_stmt &bind_null(int i);
     /** Steps once: SQLITE_ROW, SQLITE_DONE or an error code. */
     int step();
     int64_t col_int(int i) const;

@@ -349,7 +349,7 @@ bool scheduler::tick() {
         items.push_back(std::move(it));
     }
     const auto started = clock::now();
-    int rc             = decode_with_room(items);
+    int rc             = engine_.decode(items);
     adapt_prefill_budget(n_prompt, n_steps,
                          std::chrono::duration<double, std::milli>(clock::now() - started).count());
     {
@@ -388,15 +388,7 @@ bool scheduler::tick() {
     return true;
 }
 
-// One decode; when the KV cache has no room for the batch, cached prefixes (never a live
-// sequence's cells) are evicted until it fits or none are left.
-int scheduler::decode_with_room(const std::vector<batch_item> &items) {
-    int rc = engine_.decode(items);
-    while (rc == 1 && opts_.cache && opts_.cache->evict_for_decode()) rc = engine_.decode(items);
-    return rc;
-}
-
-// Memories of the other running sequences, as prefix sources (KV mode).
+// Memories of the other running sequences, as prefix sources (attention models).
 std::vector<cache::live_source> scheduler::live_sources(int except) const {
     std::vector<cache::live_source> out;
     for (int j = 0; j < static_cast<int>(slots_.size()); ++j) {

@@ -130,7 +130,6 @@ class scheduler {
     void attach_new();
     int32_t reusable_soon(int slot, int32_t max_len) const;
     std::vector<cache::live_source> live_sources(int except) const;
-    int decode_with_room(const std::vector<batch_item> &items);
     void update_counts_locked();
     void adapt_prefill_budget(int32_t prefill_tokens, int32_t decode_steps, double tick_ms);
 

@@ -415,10 +415,6 @@ bool llama_engine::seq_trim(int seq, int32_t n) {
     return llama_memory_seq_rm(llama_get_memory(impl_->ctx), seq, n, -1);
 }
 
-size_t llama_engine::seq_state_size(int seq) {
-    return llama_state_seq_get_size(impl_->ctx, seq);
-}
-
 bool llama_engine::seq_save(int seq, host_buffer &out) {
     out.resize(llama_state_seq_get_size(impl_->ctx, seq));
     return !out.empty() &&

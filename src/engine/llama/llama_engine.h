@@ -1,6 +1,6 @@
-// engine_i over llama.cpp (pinned v0.5.0): one model, one llama_context with a unified KV
-// cache shared by up to `parallel` sequences, llama.cpp `common` for chat templates and
-// samplers. Thread rules are those of engine_i.
+// engine_i over llama.cpp (pinned v0.5.0): one model, one llama_context serving up to
+// `parallel` sequences, each with its own KV stream (kv_unified = false), llama.cpp `common`
+// for chat templates and samplers. Thread rules are those of engine_i.
 #pragma once
 
 #include <memory>
@@ -51,7 +51,6 @@ class llama_engine final : public engine_i {
     bool partial_prefixes() const override { return partial_; }
     bool seq_share(int src, int dst, int32_t n) override;
     bool seq_trim(int seq, int32_t n) override;
-    size_t seq_state_size(int seq) override;
     bool seq_save(int seq, host_buffer &out) override;
     bool seq_load(int seq, std::span<const uint8_t> data) override;
     std::vector<int32_t> message_boundaries(const std::vector<chat_message> &messages,

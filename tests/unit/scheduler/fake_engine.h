@@ -1,8 +1,9 @@
 // A deterministic engine for scheduler tests: token i of a sequence is (last input token + 1),
 // pieces are "<id>", EOG is id 0. Records every decode call.
-// Its "memory" is the list of tokens each sequence id holds, so prefix-cache tests can check
-// what was shared, saved, restored and decoded; `partial` says whether prefixes can be shared
-// and cut (attention KV) or only saved and restored whole (a recurrent model).
+// Its "memory" is the list of tokens each sequence id holds (one stream per sequence, as the
+// llama.cpp engine's KV cache), so prefix-cache tests can check what was copied, saved,
+// restored and decoded; `partial` says whether prefixes can be copied and cut (attention KV)
+// or only saved and restored whole (a recurrent model).
 #pragma once
 
 #include <algorithm>
@@ -80,7 +81,6 @@ class fake_engine : public engine_i {
         return true;
     }
     bool partial_prefixes() const override { return partial; }
-    int32_t n_cache_seqs() const override { return partial ? cache_seqs : 0; }
     bool seq_share(int src, int dst, int32_t n) override {
         auto s = mem[src];
         s.resize(std::min(s.size(), static_cast<size_t>(n)));
@@ -95,7 +95,6 @@ class fake_engine : public engine_i {
         if (m.empty()) mem.erase(seq);
         return true;
     }
-    size_t seq_state_size(int seq) override { return mem[seq].size() * bytes_per_token; }
     void warm_up() override {
         warmed_on = std::this_thread::get_id();
         if (warm_up_throws) throw std::runtime_error("warm-up failed");
@@ -121,7 +120,6 @@ class fake_engine : public engine_i {
     int32_t ctx = 4096, seqs = 4, batch = 64;
     int token_sleep_us      = 0;     // decode time per input token (on top of decode_sleep_us)
     bool partial            = true;  // attention-like memory
-    int32_t cache_seqs      = 8;
     bool sample_from_memory = false;
     bool warm_up_throws     = false;
     std::thread::id warmed_on;                     // the thread warm_up() ran on

@@ -65,10 +65,9 @@ struct fixture {
     sf::test::fake_engine eng;
     std::unique_ptr<sf::cache::prefix_cache> cache;
     std::unique_ptr<sf::scheduler> sched;
-    // cache_seqs 0: one KV stream per sequence (the llama.cpp engine), entries are host copies.
-    explicit fixture(bool partial, int64_t ram = 1 << 20, int32_t cache_seqs = 8) {
+    // One memory per sequence (the llama.cpp engine's KV streams): entries are host copies.
+    explicit fixture(bool partial, int64_t ram = 1 << 20) {
         eng.partial            = partial;
-        eng.cache_seqs         = cache_seqs;
         eng.sample_from_memory = true;
         sf::cache::cache_options co;
         co.ram_bytes = ram;
@@ -93,13 +92,8 @@ run_result scratch(std::vector<token_id> p) {
 
 }  // namespace
 
-class PrefixCacheKv : public ::testing::TestWithParam<int32_t> {};
-
-// Both ways of keeping attention prefixes: cells under cache-owned ids (8), host copies (0).
-INSTANTIATE_TEST_SUITE_P(PoolOrStreams, PrefixCacheKv, ::testing::Values(8, 0));
-
-TEST_P(PrefixCacheKv, SharedKvPrefixIsReusedAndGivesTheSameTokens) {
-    fixture f(true, 1 << 20, GetParam());
+TEST(PrefixCache, SharedKvPrefixIsReusedAndGivesTheSameTokens) {
+    fixture f(true);
     f.sched->start();
     auto a = f.run(prompt_of(200, 10, 1));
     EXPECT_EQ(a.cached, 0);
@@ -122,8 +116,8 @@ TEST_P(PrefixCacheKv, SharedKvPrefixIsReusedAndGivesTheSameTokens) {
     EXPECT_EQ(st.cached_tokens, 409u);
 }
 
-TEST_P(PrefixCacheKv, MultiTurnContinuationReusesPromptAndAnswer) {
-    fixture f(true, 1 << 20, GetParam());
+TEST(PrefixCache, MultiTurnContinuationReusesPromptAndAnswer) {
+    fixture f(true);
     f.sched->start();
     auto p1 = prompt_of(100, 5, 1);
     auto a  = f.run(p1);
@@ -159,10 +153,9 @@ TEST(PrefixCache, SnapshotsAtMessageBoundariesOnRecurrentMemory) {
 }
 
 TEST(PrefixCache, ConcurrentRequestsWaitForTheSharedPrefillInsteadOfRepeatingIt) {
-    for (int mode : {0, 1, 2}) {
-        const bool partial = mode < 2;
-        SCOPED_TRACE(mode == 0 ? "kv pool" : mode == 1 ? "kv streams" : "snapshots");
-        fixture f(partial, 1 << 20, mode == 0 ? 8 : 0);
+    for (bool partial : {true, false}) {
+        SCOPED_TRACE(partial ? "kv streams" : "snapshots");
+        fixture f(partial);
         std::vector<std::shared_ptr<sf::event_channel>> chans;
         for (int i = 0; i < 4; ++i) chans.push_back(submit(*f.sched, prompt_of(300, 8, i), {300}));
         f.sched->start();
@@ -176,10 +169,9 @@ TEST(PrefixCache, ConcurrentRequestsWaitForTheSharedPrefillInsteadOfRepeatingIt)
     }
 }
 
-TEST(PrefixCache, StaysWithinItsBudgetAndEvictsForRoomToDecode) {
+TEST(PrefixCache, StaysWithinItsBudget) {
     const int64_t budget = 3000;  // bytes: about 187 tokens of the fake's 16 per token
     fixture f(true, budget);
-    f.eng.capacity = 200;  // cells in all: one cached prompt and one live one do not fit
     f.sched->start();
     for (int i = 0; i < 20; ++i) {
         std::vector<token_id> p(100);
@@ -191,6 +183,30 @@ TEST(PrefixCache, StaysWithinItsBudgetAndEvictsForRoomToDecode) {
     auto st = f.cache->stats();
     EXPECT_GT(st.evictions, 0u);
     EXPECT_GT(st.entries, 0);
+}
+
+// Cached prefixes are host copies, not cells: when the engine has no room for a batch, the
+// batch's sequences fail and the cache keeps its entries (nothing of it would make room).
+TEST(PrefixCache, ADecodeWithNoRoomFailsItsSequencesAndKeepsTheCache) {
+    fixture f(true);
+    f.sched->start();
+    auto a = f.run(prompt_of(40, 5, 1));
+    ASSERT_EQ(a.tokens.size(), 4u);
+    f.eng.capacity = 60;  // the next prompt's first 64-token chunk does not fit
+    auto ch        = submit(*f.sched, prompt_of(100, 5, 2));
+    session_event ev;
+    while (ch->pop(ev, 5s) && ev.type != session_event::kind::FINISHED) {
+    }
+    EXPECT_EQ(ev.type, session_event::kind::FINISHED);
+    EXPECT_EQ(ev.reason, sf::finish_reason::ERROR);
+    f.eng.capacity = 0;
+    // The entry is still there and still serves.
+    auto b = f.run(prompt_of(40, 5, 3));
+    EXPECT_EQ(b.cached, 40);
+    EXPECT_EQ(b.tokens, scratch(prompt_of(40, 5, 3)).tokens);
+    f.sched->stop();
+    EXPECT_EQ(f.cache->stats().evictions, 0u);
+    EXPECT_GE(f.cache->stats().entries, 1);
 }
 
 TEST(PrefixCache, ZeroBudgetDisablesIt) {

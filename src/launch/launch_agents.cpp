@@ -1,0 +1,220 @@
+#include "launch/launch_agents.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace sf::launch {
+
+using json = nlohmann::json;
+
+namespace {
+
+// The key an agent sends; the server reads the class from its prefix (api/priority.h step 4).
+std::string api_key(const launch_context &c) {
+    return "sk-" + c.priority + "-superfluid";
+}
+
+const char *kHeader = "X-Superfluid-Priority";
+
+// An agent's own JSON config with our keys merged in (what was there stays).
+json read_json(const std::string &path) {
+    std::ifstream f(path);
+    auto j = f ? json::parse(f, nullptr, false) : json::object();
+    return j.is_object() ? j : json::object();
+}
+
+// Claude Code reads its endpoint, credentials and model choices from the environment.
+// CLAUDE_CODE_ATTRIBUTION_HEADER=0 keeps a per-request attribution block out of the system
+// prompt (it would change every prompt and defeat prefix caching);
+// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 stops telemetry, error reporting and update
+// checks, so nothing leaves the machine.
+launch_plan claude(const launch_context &c) {
+    launch_plan p;
+    p.program       = "claude";
+    p.env           = {{"ANTHROPIC_BASE_URL", c.base_url},
+                       {"ANTHROPIC_AUTH_TOKEN", api_key(c)},
+                       {"ANTHROPIC_MODEL", c.model},
+                       {"ANTHROPIC_SMALL_FAST_MODEL", c.model},
+                       {"ANTHROPIC_DEFAULT_OPUS_MODEL", c.model},
+                       {"ANTHROPIC_DEFAULT_SONNET_MODEL", c.model},
+                       {"ANTHROPIC_DEFAULT_HAIKU_MODEL", c.model},
+                       {"CLAUDE_CODE_SUBAGENT_MODEL", c.model},
+                       {"ANTHROPIC_CUSTOM_HEADERS", std::string(kHeader) + ": " + c.priority},
+                       {"CLAUDE_CODE_ATTRIBUTION_HEADER", "0"},
+                       {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"}};
+    p.unset         = {"ANTHROPIC_API_KEY"};  // would take precedence over the token
+    p.priority_note = "header via ANTHROPIC_CUSTOM_HEADERS, and the key in ANTHROPIC_AUTH_TOKEN";
+    return p;
+}
+
+// Codex: a model provider given as -c overrides (nothing written to ~/.codex), speaking the
+// Responses API (wire_api = "responses") at …/v1.
+launch_plan codex(const launch_context &c) {
+    launch_plan p;
+    p.program        = "codex";
+    const auto quote = [](const std::string &s) { return json(s).dump(); };  // TOML basic string
+    p.args           = {"-c",
+                        "model_provider=\"superfluid\"",
+                        "-c",
+                        "model=" + quote(c.model),
+                        "-c",
+                        "model_providers.superfluid.name=\"Superfluid\"",
+                        "-c",
+                        "model_providers.superfluid.base_url=" + quote(c.base_url + "/v1"),
+                        "-c",
+                        "model_providers.superfluid.wire_api=\"responses\"",
+                        "-c",
+                        "model_providers.superfluid.http_headers={ \"" + std::string(kHeader) +
+                            "\" = " + quote(c.priority) + " }"};
+    p.priority_note  = "header via the provider's http_headers";
+    return p;
+}
+
+// OpenCode: the whole config in OPENCODE_CONFIG_CONTENT (merged over the user's by opencode).
+launch_plan opencode(const launch_context &c) {
+    json cfg = {
+        {"$schema", "https://opencode.ai/config.json"},
+        {"provider",
+         {{"superfluid",
+           {{"npm", "@ai-sdk/openai-compatible"},
+            {"name", "Superfluid"},
+            {"options",
+             {{"baseURL", c.base_url + "/v1"},
+              {"apiKey", api_key(c)},
+              {"headers", {{kHeader, c.priority}}}}},
+            {"models", {{c.model, {{"name", c.model}}}}}}}}},
+        {"model", "superfluid/" + c.model},
+        {"small_model", "superfluid/" + c.model},
+    };
+    launch_plan p;
+    p.program       = "opencode";
+    p.env           = {{"OPENCODE_CONFIG_CONTENT", cfg.dump()}};
+    p.priority_note = "header via the provider's options.headers, and the key";
+    return p;
+}
+
+// pi (pi-coding-agent): custom providers live in ~/.pi/agent/models.json, which has no
+// environment override; our provider is merged in for the run and the file restored after.
+launch_plan pi(const launch_context &c) {
+    std::string path               = c.home + "/.pi/agent/models.json";
+    json cfg                       = read_json(path);
+    cfg["providers"]["superfluid"] = {{"baseUrl", c.base_url + "/v1"},
+                                      {"api", "openai-completions"},
+                                      {"apiKey", api_key(c)},
+                                      {"headers", {{kHeader, c.priority}}},
+                                      {"models", {{{"id", c.model}}}}};
+    launch_plan p;
+    p.program       = "pi";
+    p.args          = {"--provider", "superfluid", "--model", c.model};
+    p.files         = {{path, cfg.dump(2) + "\n", true}};
+    p.priority_note = "header via the provider's headers, and the key";
+    return p;
+}
+
+// Cline CLI: settings in ~/.cline/data/globalState.json, the key in secrets.json (no
+// environment override); both are merged for the run and restored after. The OpenAI-compatible
+// provider ("openai") for both act and plan modes.
+launch_plan cline(const launch_context &c) {
+    std::string dir                = c.home + "/.cline/data";
+    json state                     = read_json(dir + "/globalState.json");
+    json secrets                   = read_json(dir + "/secrets.json");
+    state["actModeApiProvider"]    = "openai";
+    state["planModeApiProvider"]   = "openai";
+    state["openAiBaseUrl"]         = c.base_url + "/v1";
+    state["actModeOpenAiModelId"]  = c.model;
+    state["planModeOpenAiModelId"] = c.model;
+    state["openAiHeaders"]         = {{kHeader, c.priority}};
+    state["welcomeViewCompleted"]  = true;
+    secrets["openAiApiKey"]        = api_key(c);
+    launch_plan p;
+    p.program       = "cline";
+    p.files         = {{dir + "/globalState.json", state.dump(2) + "\n", true},
+                       {dir + "/secrets.json", secrets.dump(2) + "\n", true}};
+    p.priority_note = "header via openAiHeaders, and the key";
+    return p;
+}
+
+// Hermes Agent: a launch-owned HERMES_HOME whose config.yaml names a custom OpenAI-compatible
+// endpoint (the user's ~/.hermes, with its memories and skills, is not touched or used).
+launch_plan hermes(const launch_context &c) {
+    const auto q = [](const std::string &s) {
+        return json(s).dump();
+    };  // YAML accepts JSON strings
+    launch_plan p;
+    p.program       = "hermes";
+    p.env           = {{"HERMES_HOME", c.launch_dir}};
+    p.files         = {{c.launch_dir + "/config.yaml",
+                        "# written by superfluid launch hermes\nmodel:\n  default: " + q(c.model) +
+                            "\n  provider: custom\n  base_url: " + q(c.base_url + "/v1") +
+                            "\n  api_key: " + q(api_key(c)) + "\n",
+                        false}};
+    p.priority_note = "the key only (Hermes has no custom-header setting)";
+    return p;
+}
+
+// OpenClaw: its native Ollama provider (api "ollama", /api/chat at the server root, no /v1),
+// in a launch-owned config and state directory.
+launch_plan openclaw(const launch_context &c) {
+    json cfg = {
+        {"models",
+         {{"mode", "merge"},
+          {"providers",
+           {{"ollama",
+             {{"baseUrl", c.base_url},
+              {"api", "ollama"},
+              {"apiKey", api_key(c)},
+              {"models",
+               {{{"id", c.model},
+                 {"name", c.model},
+                 {"reasoning", false},
+                 {"input", {"text"}},
+                 {"cost", {{"input", 0}, {"output", 0}, {"cacheRead", 0}, {"cacheWrite", 0}}},
+                 {"contextWindow", c.context_length},
+                 {"maxTokens", c.context_length}}}}}}}}}},
+        {"agents", {{"defaults", {{"model", {{"primary", "ollama/" + c.model}}}}}}},
+    };
+    launch_plan p;
+    p.program       = "openclaw";
+    p.env           = {{"OPENCLAW_CONFIG_PATH", c.launch_dir + "/openclaw.json"},
+                       {"OPENCLAW_STATE_DIR", c.launch_dir + "/state"}};
+    p.files         = {{c.launch_dir + "/openclaw.json", cfg.dump(2) + "\n", false}};
+    p.priority_note = "the key, when OpenClaw sends it to an Ollama provider";
+    return p;
+}
+
+// The Ollama CLI (ollama run/list/ps/pull against our Ollama API).
+launch_plan ollama(const launch_context &c) {
+    launch_plan p;
+    p.program = "ollama";
+    p.env     = {{"OLLAMA_HOST", c.base_url}};
+    p.priority_note =
+        "none: the Ollama CLI sends no key or custom header, so its requests get the server's "
+        "--default-priority (or a --config rule on the User-Agent \"ollama\")";
+    return p;
+}
+
+}  // namespace
+
+const std::vector<agent_def> &launch_agents() {
+    static const std::vector<agent_def> all = {
+        {"claude", "Claude Code", "npm install -g @anthropic-ai/claude-code", claude},
+        {"codex", "Codex", "npm install -g @openai/codex", codex},
+        {"opencode", "OpenCode", "npm install -g opencode-ai", opencode},
+        {"pi", "pi", "npm install -g @mariozechner/pi-coding-agent", pi},
+        {"cline", "Cline", "npm install -g cline", cline},
+        {"hermes", "Hermes Agent", "see https://hermes-agent.nousresearch.com", hermes},
+        {"openclaw", "OpenClaw", "npm install -g openclaw", openclaw},
+        {"ollama", "Ollama CLI", "see https://ollama.com/download", ollama},
+    };
+    return all;
+}
+
+const agent_def *find_agent(const std::string &name) {
+    std::string n = name == "claude-code" ? "claude" : name == "open-code" ? "opencode" : name;
+    for (const auto &a : launch_agents())
+        if (n == a.name) return &a;
+    return nullptr;
+}
+
+}  // namespace sf::launch

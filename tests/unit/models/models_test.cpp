@@ -1,0 +1,70 @@
+// Model names and quantization choice (models/model_ref.h, models/quant_selector.h).
+#include <gtest/gtest.h>
+
+#include "models/model_ref.h"
+#include "models/quant_selector.h"
+
+using namespace sf::models;
+
+TEST(ModelRef, ParsesRepoTagAndRevision) {
+    auto r = parse_model_ref("unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL@refs/pr/1");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->repo, "unsloth/Qwen3-8B-GGUF");
+    EXPECT_EQ(r->tag, "UD-Q4_K_XL");
+    EXPECT_EQ(r->revision, "refs/pr/1");
+    EXPECT_EQ(r->display(), "unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL@refs/pr/1");
+    auto plain = parse_model_ref("Qwen/Qwen3-0.6B-GGUF");
+    ASSERT_TRUE(plain);
+    EXPECT_EQ(plain->tag, "");
+    EXPECT_EQ(plain->rev(), "main");
+}
+
+TEST(ModelRef, RejectsWhatIsNotARepository) {
+    for (const char *s :
+         {"", "model.gguf", "a/b/c", "/a", "a/", "org/repo:", "org/repo@", "org/re po", "../x"})
+        EXPECT_FALSE(parse_model_ref(s)) << s;
+    EXPECT_TRUE(is_local_model_path("models/x.gguf"));
+    EXPECT_TRUE(is_local_model_path("./org/repo"));
+    EXPECT_FALSE(is_local_model_path("org/repo-that-is-not-here:Q4_K_M"));
+}
+
+TEST(QuantSelector, ReadsQuantFromFileNames) {
+    EXPECT_EQ(quant_of("Qwen3-0.6B-Q4_K_M.gguf"), "Q4_K_M");
+    EXPECT_EQ(quant_of("Qwen3-8B-UD-Q4_K_XL.gguf"), "UD-Q4_K_XL");
+    EXPECT_EQ(quant_of("Q4_K_M/Big-Q4_K_M-00002-of-00003.gguf"), "Q4_K_M");
+    EXPECT_EQ(quant_of("llama-2-7b.Q8_0.gguf"), "Q8_0");
+    EXPECT_EQ(quant_of("model-IQ4_XS.gguf"), "IQ4_XS");
+    EXPECT_EQ(quant_of("model-bf16.gguf"), "bf16");
+    EXPECT_EQ(quant_of("model.gguf"), "");
+}
+
+static std::vector<repo_file> files(std::initializer_list<const char *> paths) {
+    std::vector<repo_file> v;
+    for (auto p : paths) v.push_back({p, 10, "ab", ""});
+    return v;
+}
+
+TEST(QuantSelector, TagMatchesCaseInsensitivelyAndShardsStayTogether) {
+    auto fs = files({"m-Q8_0.gguf", "mmproj-m-F16.gguf", "Q4_K_M/m-Q4_K_M-00002-of-00002.gguf",
+                     "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf", "README.md"});
+    gguf_group g;
+    std::string err;
+    ASSERT_TRUE(select_quant(fs, "q4_k_m", "o/r", g, err)) << err;
+    ASSERT_EQ(g.files.size(), 2u);
+    EXPECT_EQ(g.files[0].path, "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf");
+    EXPECT_EQ(g.total_size(), 20u);
+    // Default order: Q4_K_M before Q8_0; projectors are never models.
+    ASSERT_TRUE(select_quant(fs, "", "o/r", g, err));
+    EXPECT_EQ(g.quant, "Q4_K_M");
+    EXPECT_FALSE(select_quant(fs, "F16", "o/r", g, err));
+    EXPECT_EQ(err,
+              "no GGUF file in o/r matches the tag \"F16\"; available quantizations: Q4_K_M, "
+              "Q8_0");
+}
+
+TEST(QuantSelector, NoGgufNamesTheSafetensorsCase) {
+    gguf_group g;
+    std::string err;
+    EXPECT_FALSE(select_quant(files({"config.json", "model.safetensors"}), "", "mlx/x", g, err));
+    EXPECT_NE(err.find("mlx/x has no GGUF file (it holds safetensors weights"), std::string::npos);
+}
