@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "http/route_util.h"
-#include "store/model_store.h"
+#include "models/model_store.h"
 #include "util/log.h"
 
 namespace sf {
@@ -22,11 +22,11 @@ void log_substitution(const std::string &asked, const std::string &served) {
 }
 
 // The pulled model `name` designates, if any (the served one may be among them).
-std::optional<store::model_entry> pulled(const openai_route_context &rc, const std::string &name) {
+std::optional<models::model_entry> pulled(const openai_route_context &rc, const std::string &name) {
     if (rc.state_dir.empty()) return std::nullopt;
-    store::store_options so;
+    models::store_options so;
     so.state_dir = rc.state_dir;
-    return store::model_store(so).find(name);
+    return models::model_store(so).find(name);
 }
 
 }  // namespace
