@@ -53,7 +53,10 @@ bool scheduler::submit(sequence_request req) {
         s.arrival        = ++arrivals_;
         s.last_served_at = clock::now();
         waiting_.push_back(std::move(s));
-        update_counts_locked();
+        // Only the waiting counts: slots_ belong to the tick thread (scheduler.h), which
+        // refreshes the running counts itself.
+        stats_.waiting_by_class[c]++;
+        stats_.waiting++;
     }
     cv_.notify_one();
     return true;

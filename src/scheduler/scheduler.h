@@ -130,9 +130,15 @@ class scheduler {
     void attach_new();
     int32_t reusable_soon(int slot, int32_t max_len) const;
     std::vector<cache::live_source> live_sources(int except) const;
+    // Tick thread, mu_ held: recomputes stats_' running and waiting counts from slots_/waiting_.
     void update_counts_locked();
     void adapt_prefill_budget(int32_t prefill_tokens, int32_t decode_steps, double tick_ms);
 
+    // Ownership: engine_, slots_, tick_no_, prefill_budget_ and decode_step_ms_ belong to the
+    // tick thread alone (run() and what it calls); no other thread reads them. mu_ guards
+    // waiting_, stopping_, arrivals_ and stats_: submit() (any thread) appends to waiting_
+    // and bumps the waiting counts; the tick thread moves sessions between waiting_ and
+    // slots_ and recomputes every count (update_counts_locked) under mu_.
     engine_i &engine_;
     scheduler_options opts_;
     std::vector<slot> slots_;
