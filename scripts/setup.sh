@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake ninja-build ccache pkg-config git ca-certificates curl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libsqlite3-dev libssl-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libgmock-dev)
+  libsqlite3-dev libssl-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libgmock-dev
+  bsdutils)  # script(1): the terminal-chat test runs `superfluid run` on a pseudo-terminal
 
 SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO="sudo"

@@ -6,6 +6,7 @@
 #include "cli/launch_command.h"
 #include "cli/model_commands.h"
 #include "cli/ps_command.h"
+#include "cli/run_command.h"
 #include "cli/serve_command.h"
 #include "worker/worker_main.h"
 
@@ -154,6 +155,13 @@ int main(int argc, char **argv) {
         "launch", "Run a coding agent against Superfluid (starts the server when needed)");
     sf::add_launch_options(*launch, lo);
 
+    sf::run_command_options ro;
+    auto *run = app.add_subcommand(
+        "run",
+        "Chat with the model in the terminal, or answer one prompt (starts the server "
+        "when needed)");
+    sf::add_run_options(*run, ro);
+
     sf::worker_options wo;
     auto *worker = app.add_subcommand("worker", "Run an inference worker (started by `serve`)");
     worker->add_option("--model", wo.engine.model_path, "Path to the .gguf model")->required();
@@ -190,5 +198,6 @@ int main(int argc, char **argv) {
     if (*list) return sf::run_list(store_dir);
     if (*rm) return sf::run_rm(rm_models, store_dir);
     if (*launch) return sf::run_launch_command(lo);
+    if (*run) return sf::run_run_command(ro);
     return 2;
 }
