@@ -6,6 +6,7 @@
 #include <iostream>
 #include <iterator>
 
+#include "cli/model_commands.h"
 #include "cli/serve_command.h"
 #include "launch/chat_repl.h"
 #include "launch/launch_server.h"
@@ -34,6 +35,10 @@ void add_run_options(CLI::App &cmd, run_command_options &o) {
 
 int run_run_command(const run_command_options &in) {
     const std::string model = in.model == "default" ? "" : in.model;
+    // A model to pull first: with its progress bar here, not in the log of a server starting.
+    if (!launch::probe_server(in.host, in.port).up && needs_pull(model, in.state_dir)) {
+        if (int rc = run_pull(model, in.state_dir); rc != 0) return rc;
+    }
     launch::server_probe probe;
     if (!launch::ensure_server(self_exe(), in.host, in.port, model, in.state_dir, probe)) return 1;
     launch::run_options o;
