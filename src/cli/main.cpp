@@ -8,6 +8,7 @@
 #include "cli/ps_command.h"
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
+#include "engine/llama/kv_config.h"
 #include "worker/worker_main.h"
 
 int main(int argc, char **argv) {
@@ -100,6 +101,18 @@ int main(int argc, char **argv) {
         ->capture_default_str()
         ->check(size_check);
 
+    serve->add_option("--cache-type-k", so.cache_type_k, "KV cache element type of K")
+        ->capture_default_str()
+        ->check(CLI::IsMember(sf::kv_cache_type_names()));
+    serve
+        ->add_option("--cache-type-v", so.cache_type_v,
+                     "KV cache element type of V (quantized V needs flash attention)")
+        ->capture_default_str()
+        ->check(CLI::IsMember(sf::kv_cache_type_names()));
+    serve->add_option("--flash-attn", so.flash_attn, "Flash attention: auto, on or off")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "on", "off"}));
+
     std::string journal_mode = "on";
     serve
         ->add_option("--journal", journal_mode,
@@ -177,6 +190,9 @@ int main(int argc, char **argv) {
     worker->add_option("--cache-ram-bytes", wo.cache_ram, "Prefix cache budget in bytes");
     worker->add_option("--cache-dir", wo.cache_dir, "Prefix cache disk tier ('' : none)");
     worker->add_option("--cache-disk-bytes", wo.cache_disk, "Disk tier bound in bytes");
+    worker->add_option("--cache-type-k", wo.engine.cache_type_k, "KV cache type of K");
+    worker->add_option("--cache-type-v", wo.engine.cache_type_v, "KV cache type of V");
+    worker->add_option("--flash-attn", wo.engine.flash_attn, "Flash attention: auto, on, off");
 
     sf::bench::bench_options bo;
     auto *bench =

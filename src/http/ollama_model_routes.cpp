@@ -208,6 +208,9 @@ void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx
         model["context_length"] = h.status.n_ctx;
         model["path"]           = *path;
         model["parallel"]       = h.status.n_parallel;
+        model["kv_cache"]       = {{"type_k", h.status.cache_type_k},
+                                   {"type_v", h.status.cache_type_v},
+                                   {"bytes_per_token", h.status.kv_bytes_per_token}};
         const auto w            = sessions.worker_stats();
         model["worker"]         = {
                     {"pid", w.pid}, {"ready", h.reachable && h.status.ready}, {"starts", w.starts}};

@@ -57,6 +57,9 @@ std::string metrics_text(session_manager &sessions) {
              "sequences parked to make room for a more urgent class", double(r.preemptions));
     p.metric("kv_cache_usage_perc", "gauge", "share of KV cells held by running sequences",
              r.kv_total_cells > 0 ? double(r.kv_used_cells) / double(r.kv_total_cells) : 0.0);
+    p.metric("kv_cache_bytes_per_token", "gauge",
+             "KV cache bytes one token takes (--cache-type-k/-v); 0 for hybrid models",
+             double(r.kv_bytes_per_token));
     p.metric("parked_bytes", "gauge", "host memory holding preempted sequences",
              double(r.parked_bytes));
     p.family("num_requests_running_by_class", "gauge",

@@ -23,6 +23,14 @@ static void on_signal(int) {
     g_stop.store(true);
 }
 
+// The disk tier's directory per KV cache type: a state saved with one element type cannot be
+// loaded into a cache of another. The default (f16/f16) keeps the plain fingerprint, so
+// entries written before the option existed stay valid.
+static std::string kv_type_suffix(const llama_engine_options &e) {
+    if (e.cache_type_k == "f16" && e.cache_type_v == "f16") return "";
+    return "-kv-" + e.cache_type_k + "-" + e.cache_type_v;
+}
+
 int run_worker(const worker_options &opts) {
     // The worker never outlives its head.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -80,7 +88,8 @@ int run_worker(const worker_options &opts) {
     co.disk_dir   = opts.cache_dir;
     co.disk_bytes = opts.cache_disk;
     if (!co.disk_dir.empty() && co.ram_bytes > 0)
-        co.model_fingerprint = cache::model_fingerprint(opts.engine.model_path);
+        co.model_fingerprint =
+            cache::model_fingerprint(opts.engine.model_path) + kv_type_suffix(opts.engine);
     cache::prefix_cache cache(*engine, co);
     // States saved on the tick thread find memory already faulted in (host_buffer.h).
     if (cache.enabled()) host_buffer::keep_reserve(size_t(16) << 20);
@@ -97,7 +106,11 @@ int run_worker(const worker_options &opts) {
     scheduler sched(*engine, so);
     sched.start();
     llama_embedder embedder(engine->model(), opts.engine.ctx_size, engine->threads());
-    service.set_model_extras(&embedder, read_model_facts(engine->model()));
+    model_facts facts        = read_model_facts(engine->model());
+    facts.kv_bytes_per_token = engine->kv_bytes_per_token();
+    facts.cache_type_k       = opts.engine.cache_type_k;
+    facts.cache_type_v       = opts.engine.cache_type_v;
+    service.set_model_extras(&embedder, std::move(facts));
     service.set_ready(engine.get(), &sched, engine->model_name(), &cache);
     SF_LOG_INFO("worker", "ready");
 
