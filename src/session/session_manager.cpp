@@ -188,7 +188,7 @@ std::vector<session_manager::session_info> session_manager::running_sessions() {
     const auto now = std::chrono::steady_clock::now();
     for (auto &s : registry_->running()) {
         if (s->finished()) continue;
-        out.push_back({s->id(), s->cls(), s->prompt_tokens(), s->token_count(),
+        out.push_back({s->id(), s->cls(), s->api(), s->prompt_tokens(), s->token_count(),
                        std::chrono::duration<double>(now - s->started()).count()});
     }
     return out;

@@ -85,6 +85,7 @@ class session_manager {
     struct session_info {
         std::string id;
         priority_class cls;
+        std::string api;  // the API adapter that started it (e.g. "openai.chat"); may be empty
         int32_t prompt_tokens;
         size_t generated;
         double age_s;
