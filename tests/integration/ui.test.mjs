@@ -1,0 +1,154 @@
+// The web page (issue #22): GET /ui is one self-contained HTML page served from the binary, and
+// GET /ui/events streams one status snapshot per second (Server-Sent Events) in which a
+// running session shows up with its class, API and token count. `/` stays Ollama's.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, until } from '../lib/server.mjs';
+import { sseFrames } from '../lib/sse.mjs';
+
+// The only absolute URL the page may contain: the SVG namespace (an identifier, never fetched).
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+test('GET /ui is one self-contained HTML page; / still answers Ollama clients', async () => {
+  const server = await startServer();
+  try {
+    const res = await fetch(`${server.url}/ui`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /^text\/html/);
+    const html = await res.text();
+    assert.match(html, /^<!doctype html>/i);
+    assert.match(html, /<script type="module">/);
+    // No external asset: every absolute URL is the SVG namespace; no script/style/img by src/href.
+    const urls = html.match(/(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}[^\s"'`)]*/gi) || [];
+    assert.deepEqual(urls.filter((u) => u !== SVG_NS), [], 'absolute URLs in the page');
+    assert.doesNotMatch(html, /<script[^>]+src=/i);
+    assert.doesNotMatch(html, /<link[^>]+href=/i);
+    assert.doesNotMatch(html, /<img[^>]+src=/i);
+    assert.doesNotMatch(html, /@import|url\(/i);
+    // What the page calls is on this server.
+    for (const path of ['/ui/events', '/v1/chat/completions', '/v1/sessions/'])
+      assert.ok(html.includes(path), `the page uses ${path}`);
+
+    assert.equal((await fetch(`${server.url}/ui/`)).status, 200);
+    const root = await fetch(`${server.url}/`);
+    assert.equal(root.status, 200);
+    assert.equal(await root.text(), 'Ollama is running');
+  } finally {
+    await server.stop();
+  }
+});
+
+test('/ui/events: a snapshot per second with the live view fields; a streaming session shows up', async () => {
+  const server = await startServer();
+  const events = new AbortController();
+  const chat = new AbortController();
+  try {
+    const res = await fetch(`${server.url}/ui/events`, { signal: events.signal });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /^text\/event-stream/);
+    const frames = sseFrames(res);
+    const next = async () => {
+      const { value, done } = await frames.next();
+      assert.ok(!done, 'the snapshot stream ended');
+      return { at: Date.now(), snap: JSON.parse(value.data) };
+    };
+
+    const first = await next();
+    const s = first.snap;
+    for (const k of ['time_ms', 'model', 'worker', 'sessions', 'running', 'waiting', 'classes', 'ticks',
+      'events', 'tokens', 'preemptions', 'kv_cache_usage', 'prefix_cache'])
+      assert.ok(k in s, `snapshot has ${k}`);
+    assert.equal(s.worker.up, true);
+    assert.equal(s.worker.restarts, 0);
+    assert.ok(s.worker.pid > 0);
+    assert.deepEqual(s.classes.map((c) => c.name), ['interactive', 'normal', 'batch']);
+    for (const c of s.classes) for (const k of ['running', 'waiting', 'preemptions']) assert.equal(typeof c[k], 'number');
+    for (const k of ['total', 'batched', 'last_sequences', 'max_sequences']) assert.equal(typeof s.ticks[k], 'number');
+    for (const k of ['hit_rate', 'cached_tokens', 'prompt_tokens', 'lookups', 'hits'])
+      assert.equal(typeof s.prefix_cache[k], 'number');
+    assert.deepEqual(s.sessions, []);
+
+    // Not a polling storm: the next snapshot comes about a second later.
+    const second = await next();
+    assert.ok(second.at - first.at >= 700, `snapshots ${second.at - first.at} ms apart`);
+    assert.ok(second.snap.time_ms - s.time_ms >= 700);
+
+    // A long batch stream: its session appears with class, API, state and a growing count.
+    const long = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      signal: chat.signal,
+      headers: { 'content-type': 'application/json', 'X-Superfluid-Priority': 'batch' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'Write a long essay.' }], max_tokens: 100000, ignore_eos: true, stream: true }),
+    });
+    assert.equal(long.status, 200);
+    const id = long.headers.get('x-superfluid-session');
+    assert.match(id, /^sess_/);
+    const reader = long.body.getReader();
+    await reader.read();
+
+    let seen = null;
+    for (let i = 0; i < 20 && !seen; ++i) {
+      const { snap } = await next();
+      const mine = snap.sessions.find((x) => x.id === id);
+      if (mine && mine.generated_tokens > 0) seen = { mine, snap };
+    }
+    assert.ok(seen, 'the streaming session showed up in a snapshot');
+    assert.equal(seen.mine.priority, 'batch');
+    assert.equal(seen.mine.api, 'openai.chat');
+    assert.equal(seen.mine.state, 'generating');
+    assert.ok(seen.mine.prompt_tokens > 0);
+    assert.ok(seen.mine.age_s >= 0);
+    assert.ok(seen.snap.running >= 1);
+    assert.equal(seen.snap.classes[2].running, 1);
+    assert.ok(seen.snap.tokens.generated_total > 0);
+    assert.ok(seen.snap.ticks.total > 0);
+    const later = await next();
+    const again = later.snap.sessions.find((x) => x.id === id);
+    assert.ok(again && again.generated_tokens > seen.mine.generated_tokens, 'its token count grows');
+
+    // /api/ps reports the same sessions (shared code): with the API too.
+    const ps = await (await fetch(`${server.url}/api/ps`)).json();
+    const psMine = ps.sessions.find((x) => x.id === id);
+    assert.equal(psMine.priority, 'batch');
+    assert.equal(psMine.api, 'openai.chat');
+
+    // Stop (what the page's Stop button does): the session leaves the running list.
+    chat.abort();
+    const gone = await until(async () => {
+      const { snap } = await next();
+      return !snap.sessions.some((x) => x.id === id) ? snap : null;
+    }, 20000, 0);
+    assert.ok(gone, 'the stopped session left the snapshot');
+  } finally {
+    events.abort();
+    chat.abort();
+    await server.stop();
+  }
+});
+
+test('/ui/events refuses streams beyond its limit with 503; a closed stream frees its slot', async () => {
+  const server = await startServer();
+  const ctl = [];
+  try {
+    const open = async () => {
+      const c = new AbortController();
+      ctl.push(c);
+      const r = await fetch(`${server.url}/ui/events`, { signal: c.signal });
+      if (r.status === 200) await r.body.getReader().read();
+      return r;
+    };
+    for (let i = 0; i < 16; ++i) assert.equal((await open()).status, 200);
+    const refused = await open();
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get('retry-after'), '5');
+    ctl[0].abort();
+    const again = await until(async () => {
+      const r = await open();
+      return r.status === 200 ? r : null;
+    }, 10000, 200);
+    assert.ok(again, 'a slot was freed when a page went away');
+  } finally {
+    for (const c of ctl) c.abort();
+    await server.stop();
+  }
+});
