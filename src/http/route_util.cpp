@@ -5,6 +5,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <vector>
 
 namespace sf {
@@ -108,6 +109,14 @@ bool wait_for_session(session &s, const httplib::Request &req, std::string &text
         fin_out = std::move(*fin);
         return true;
     }
+}
+
+void cancel_and_wait(session &s) {
+    if (s.finished()) return;
+    s.cancel();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!s.finished() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 bool write_sse_event(httplib::DataSink &sink, const std::string &event, const std::string &data) {

@@ -82,6 +82,12 @@ priority_headers priority_headers_of(const httplib::Request &req);
 bool wait_for_session(session &s, const httplib::Request &req, std::string &text,
                       session_event &fin);
 
+/**
+ * Cancels `s` and waits until its end is journaled (the worker stops within a tick; at most
+ * 30 s). Returns at once when it already finished.
+ */
+void cancel_and_wait(session &s);
+
 /** Writes one SSE frame: optional `event:` line, then `data:`. False when the client left. */
 bool write_sse_event(httplib::DataSink &sink, const std::string &event, const std::string &data);
 
