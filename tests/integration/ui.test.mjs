@@ -152,3 +152,63 @@ test('/ui/events refuses streams beyond its limit with 503; a closed stream free
     await server.stop();
   }
 });
+
+test('the chat pane\'s requests: X-Superfluid-Detach keeps a stream running without its client; POST /v1/sessions/{id}/cancel stops it', async () => {
+  const server = await startServer();
+  try {
+    const ctl = new AbortController();
+    const res = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      signal: ctl.signal,
+      headers: { 'content-type': 'application/json', 'X-Superfluid-Detach': 'true' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'Write a long essay.' }], max_tokens: 100000, ignore_eos: true, stream: true }),
+    });
+    assert.equal(res.status, 200);
+    const id = res.headers.get('x-superfluid-session');
+    await res.body.getReader().read();
+    ctl.abort(); // the page reloads
+    const state = async () => (await fetch(`${server.url}/v1/sessions/${id}`)).json();
+    const before = (await state()).usage.completion_tokens;
+    const grew = await until(async () => {
+      const s = await state();
+      return s.status === 'running' && s.usage.completion_tokens > before + 5 ? s : null;
+    }, 20000, 200);
+    assert.ok(grew, 'the detached session kept generating after its client left');
+
+    // Re-attach (what the page does after a reload): the stream replays and continues.
+    const again = await fetch(`${server.url}/v1/sessions/${id}/events`);
+    assert.equal(again.status, 200);
+    const frames = sseFrames(again);
+    let first = null;
+    while (!first) {
+      const f = await frames.next();
+      assert.ok(!f.done, 'the re-attached stream ended early');
+      if (f.value.id) first = f.value.id;
+    }
+    assert.equal(first, `${id}:0`, 'the replay starts at the first token');
+
+    const cancel = await fetch(`${server.url}/v1/sessions/${id}/cancel`, { method: 'POST' });
+    assert.equal(cancel.status, 200);
+    assert.equal((await cancel.json()).status, 'cancelled');
+    let last = null;
+    for await (const f of frames) last = f.data;
+    assert.equal(last, '[DONE]', 'the re-attached stream ended');
+    assert.equal((await (await fetch(`${server.url}/v1/sessions/${id}/cancel`, { method: 'POST' })).json()).status, 'cancelled');
+    assert.equal((await fetch(`${server.url}/v1/sessions/sess_unknown/cancel`, { method: 'POST' })).status, 404);
+
+    // Without the header a client that leaves still cancels its session.
+    const ctl2 = new AbortController();
+    const plain = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      signal: ctl2.signal,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'Write a long essay.' }], max_tokens: 100000, ignore_eos: true, stream: true }),
+    });
+    const id2 = plain.headers.get('x-superfluid-session');
+    await plain.body.getReader().read();
+    ctl2.abort();
+    assert.ok(await until(async () => (await (await fetch(`${server.url}/v1/sessions/${id2}`)).json()).status === 'cancelled'));
+  } finally {
+    await server.stop();
+  }
+});
