@@ -15,7 +15,8 @@ json session_json(const session_manager::session_info &s) {
             {"state", session_state_name(s)},
             {"prompt_tokens", s.prompt_tokens},
             {"generated_tokens", s.generated},
-            {"age_s", s.age_s}};
+            {"age_s", s.age_s},
+            {"ttft_s", s.ttft_s >= 0 ? json(s.ttft_s) : json(nullptr)}};
 }
 
 json running_sessions_json(session_manager &sessions) {

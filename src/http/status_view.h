@@ -13,7 +13,10 @@ namespace sf {
 /** "prefill" before a session's first token, "generating" after (as /api/ps says). */
 const char *session_state_name(const session_manager::session_info &s);
 
-/** One running session as JSON: id, priority, api, state, prompt/generated tokens, age_s. */
+/**
+ * One running session as JSON: id, priority, api, state, prompt/generated tokens, age_s,
+ * ttft_s (null before the first token).
+ */
 nlohmann::json session_json(const session_manager::session_info &s);
 
 /** Every running session of `sessions` (session_manager::running_sessions) as a JSON array. */

@@ -47,6 +47,11 @@ class session {
     void set_parse_spec(chat_parse_spec spec) { parse_ = std::move(spec); }
     const chat_parse_spec &parse_spec() const { return parse_; }
     std::chrono::steady_clock::time_point started() const { return started_; }
+    /**
+     * Seconds from start() to the first token reaching this session (as its readers see it,
+     * after the journal); negative before the first token.
+     */
+    double ttft_s() const;
     /** Token events received so far. */
     size_t token_count() const;
     /** The ids of the tokens received so far, in index order (a resume point). */
@@ -104,6 +109,7 @@ class session {
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::vector<session_event> tokens_;
+    std::chrono::steady_clock::time_point first_token_at_{};  // guarded by mu_
     std::optional<session_event> finished_;
     std::function<void()> canceller_;
     bool cancel_requested_ = false;

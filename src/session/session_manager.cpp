@@ -189,7 +189,7 @@ std::vector<session_manager::session_info> session_manager::running_sessions() {
     for (auto &s : registry_->running()) {
         if (s->finished()) continue;
         out.push_back({s->id(), s->cls(), s->api(), s->prompt_tokens(), s->token_count(),
-                       std::chrono::duration<double>(now - s->started()).count()});
+                       std::chrono::duration<double>(now - s->started()).count(), s->ttft_s()});
     }
     return out;
 }

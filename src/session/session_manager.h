@@ -89,6 +89,7 @@ class session_manager {
         int32_t prompt_tokens;
         size_t generated;
         double age_s;
+        double ttft_s;  // negative before the first token
     };
     std::vector<session_info> running_sessions();
 

@@ -98,6 +98,7 @@ test('/ui/events: a snapshot per second with the live view fields; a streaming s
     assert.equal(seen.mine.state, 'generating');
     assert.ok(seen.mine.prompt_tokens > 0);
     assert.ok(seen.mine.age_s >= 0);
+    assert.ok(seen.mine.ttft_s >= 0 && seen.mine.ttft_s <= seen.mine.age_s, `ttft ${seen.mine.ttft_s}`);
     assert.ok(seen.snap.running >= 1);
     assert.equal(seen.snap.classes[2].running, 1);
     assert.ok(seen.snap.tokens.generated_total > 0);
