@@ -57,6 +57,7 @@ bool apply_priority(const httplib::Request &req, const priority_config &cfg, gen
     if (!resolve_priority(greq.cls_from_body, priority_headers_of(req), cfg, greq.cls, err))
         return false;
     res.set_header("X-Superfluid-Priority", class_name(greq.cls));
+    greq.user_agent = req.get_header_value("User-Agent");
     return true;
 }
 

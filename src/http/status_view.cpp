@@ -12,6 +12,7 @@ json session_json(const session_manager::session_info &s) {
     return {{"id", s.id},
             {"priority", class_name(s.cls)},
             {"api", s.api},
+            {"client", s.user_agent},
             {"state", session_state_name(s)},
             {"prompt_tokens", s.prompt_tokens},
             {"generated_tokens", s.generated},

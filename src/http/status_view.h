@@ -14,8 +14,8 @@ namespace sf {
 const char *session_state_name(const session_manager::session_info &s);
 
 /**
- * One running session as JSON: id, priority, api, state, prompt/generated tokens, age_s,
- * ttft_s (null before the first token).
+ * One running session as JSON: id, priority, api, client (User-Agent), state, prompt/generated
+ * tokens, age_s, ttft_s (null before the first token).
  */
 nlohmann::json session_json(const session_manager::session_info &s);
 

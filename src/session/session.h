@@ -42,6 +42,9 @@ class session {
     /** The adapter's journaled data (generate_request::client_meta); set before sharing. */
     void set_client_meta(std::string m) { client_meta_ = std::move(m); }
     const std::string &client_meta() const { return client_meta_; }
+    /** The client's User-Agent (generate_request::user_agent); set before sharing. */
+    void set_user_agent(std::string ua) { user_agent_ = std::move(ua); }
+    const std::string &user_agent() const { return user_agent_; }
     int64_t created_unix() const { return created_unix_; }
     /** How to parse the answer (chat requests; from the worker's accepted event). */
     void set_parse_spec(chat_parse_spec spec) { parse_ = std::move(spec); }
@@ -105,6 +108,7 @@ class session {
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     std::string api_;
     std::string client_meta_;
+    std::string user_agent_;
     int64_t created_unix_ = 0;
     mutable std::mutex mu_;
     std::condition_variable cv_;

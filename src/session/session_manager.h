@@ -86,6 +86,7 @@ class session_manager {
         std::string id;
         priority_class cls;
         std::string api;  // the API adapter that started it (e.g. "openai.chat"); may be empty
+        std::string user_agent;  // the client's; empty when unknown (e.g. resumed sessions)
         int32_t prompt_tokens;
         size_t generated;
         double age_s;

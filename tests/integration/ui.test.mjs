@@ -77,7 +77,7 @@ test('/ui/events: a snapshot per second with the live view fields; a streaming s
     const long = await fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST',
       signal: chat.signal,
-      headers: { 'content-type': 'application/json', 'X-Superfluid-Priority': 'batch' },
+      headers: { 'content-type': 'application/json', 'X-Superfluid-Priority': 'batch', 'User-Agent': 'nightly-indexer/2.1' },
       body: JSON.stringify({ messages: [{ role: 'user', content: 'Write a long essay.' }], max_tokens: 100000, ignore_eos: true, stream: true }),
     });
     assert.equal(long.status, 200);
@@ -95,6 +95,7 @@ test('/ui/events: a snapshot per second with the live view fields; a streaming s
     assert.ok(seen, 'the streaming session showed up in a snapshot');
     assert.equal(seen.mine.priority, 'batch');
     assert.equal(seen.mine.api, 'openai.chat');
+    assert.equal(seen.mine.client, 'nightly-indexer/2.1');
     assert.equal(seen.mine.state, 'generating');
     assert.ok(seen.mine.prompt_tokens > 0);
     assert.ok(seen.mine.age_s >= 0);
