@@ -28,13 +28,13 @@ struct ui_stream {
 
 // Counts open streams; the slot is given back when the stream's provider is released.
 struct stream_slot {
-    explicit stream_slot(std::atomic<int> &n) : n_(n) {}
-    ~stream_slot() { n_.fetch_sub(1); }
+    explicit stream_slot(std::shared_ptr<std::atomic<int>> n) : n_(std::move(n)) {}
+    ~stream_slot() { n_->fetch_sub(1); }
     stream_slot(const stream_slot &)            = delete;
     stream_slot &operator=(const stream_slot &) = delete;
 
   private:
-    std::atomic<int> &n_;
+    std::shared_ptr<std::atomic<int>> n_;
 };
 
 }  // namespace
@@ -61,7 +61,7 @@ void register_ui_routes(httplib::Server &svr, session_manager &sessions,
             res.set_content("too many /ui/events streams open", "text/plain");
             return;
         }
-        auto slot = std::make_shared<stream_slot>(*open);
+        auto slot = std::make_shared<stream_slot>(open);
         auto st   = std::make_shared<ui_stream>();
         res.set_header("Cache-Control", "no-cache");
         res.set_chunked_content_provider("text/event-stream", [source, slot, st, &req, &sessions](
