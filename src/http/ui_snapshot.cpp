@@ -42,6 +42,7 @@ json build_ui_snapshot(session_manager &sessions, const std::string &model_id) {
         {"tokens",
          {{"prompt_total", r.prompt_tokens_total}, {"generated_total", r.generated_tokens_total}}},
         {"preemptions", r.preemptions},
+        {"journal_bytes", sessions.journal_bytes()},
         {"kv_cache_usage", kv_cache_usage(r)},
         {"parked_bytes", r.parked_bytes},
         {"prefix_cache",

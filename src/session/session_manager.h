@@ -52,6 +52,8 @@ class session_manager {
     bool shutting_down() const { return shutting_down_.load(); }
     /** True when sessions are journaled (and so can be found by id after they finished). */
     bool journaled() const { return journal_->enabled(); }
+    /** Bytes the journal's rows take (retention's measure); 0 without a journal. */
+    int64_t journal_bytes() { return journal_->enabled() ? journal_->db()->used_bytes_read() : 0; }
 
     /**
      * Submits a request. On success returns the session, whose events then flow in from the

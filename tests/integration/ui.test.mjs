@@ -56,7 +56,7 @@ test('/ui/events: a snapshot per second with the live view fields; a streaming s
     const first = await next();
     const s = first.snap;
     for (const k of ['time_ms', 'model', 'worker', 'sessions', 'running', 'waiting', 'classes', 'ticks',
-      'events', 'tokens', 'preemptions', 'kv_cache_usage', 'prefix_cache'])
+      'events', 'tokens', 'preemptions', 'journal_bytes', 'kv_cache_usage', 'prefix_cache'])
       assert.ok(k in s, `snapshot has ${k}`);
     assert.equal(s.worker.up, true);
     assert.equal(s.worker.restarts, 0);
@@ -104,6 +104,7 @@ test('/ui/events: a snapshot per second with the live view fields; a streaming s
     assert.equal(seen.snap.classes[2].running, 1);
     assert.ok(seen.snap.tokens.generated_total > 0);
     assert.ok(seen.snap.ticks.total > 0);
+    assert.ok(seen.snap.journal_bytes > 0, 'the journal holds the session');
     const later = await next();
     const again = later.snap.sessions.find((x) => x.id === id);
     assert.ok(again && again.generated_tokens > seen.mine.generated_tokens, 'its token count grows');
