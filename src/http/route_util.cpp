@@ -7,6 +7,8 @@
 #include <set>
 #include <vector>
 
+#include "util/log.h"
+
 namespace sf {
 
 bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_point &last_check) {
@@ -56,6 +58,10 @@ bool apply_priority(const httplib::Request &req, const priority_config &cfg, gen
     if (!resolve_priority(greq.cls_from_body, priority_headers_of(req), cfg, greq.cls, err))
         return false;
     res.set_header("X-Superfluid-Priority", class_name(greq.cls));
+    // One line per generation request: who asked, in which class.
+    SF_LOG_INFO("http", "%s %s: class %s, model \"%s\", user-agent \"%s\"", req.method.c_str(),
+                req.path.c_str(), class_name(greq.cls), greq.model.c_str(),
+                req.get_header_value("User-Agent").c_str());
     return true;
 }
 

@@ -50,7 +50,8 @@ api_error from_start_error(const start_error &se);
 
 /**
  * Resolves the request's priority class (api/priority.h: body, headers, key, rules) into
- * `greq.cls` and echoes it in X-Superfluid-Priority. False with `err` for a bad header value.
+ * `greq.cls`, echoes it in X-Superfluid-Priority and logs the request (method, path, class,
+ * model, User-Agent). False with `err` for a bad header value.
  */
 bool apply_priority(const httplib::Request &req, const priority_config &cfg, generate_request &greq,
                     httplib::Response &res, api_error &err);
