@@ -174,6 +174,8 @@ int run_launch(const launch_options &o) {
     c.priority       = o.priority;
     const char *home = std::getenv("HOME");
     c.home           = home && *home ? home : "/tmp";
+    const char *xdg  = std::getenv("XDG_CONFIG_HOME");
+    c.config_home    = xdg && *xdg ? xdg : c.home + "/.config";
     c.launch_dir     = state + "/launch/" + a->name;
     if (server.context_length > 0) c.context_length = server.context_length;
 
