@@ -5,13 +5,17 @@
 #      ~/.cache/superfluid (scripts/llama-cpp.sh; ~8 min cold on 2 cores, reused after)
 #   3. this project (CMake preset `default` → build/bin/superfluid, build/bin/mkmodel)
 #   4. the npm SDKs the client tests use (tests/clients)
+#   5. the coding agents the agent tests drive (tests/agents: Codex, OpenCode, pi, Cline,
+#      Claude Code at pinned versions), once per machine into ~/.cache/superfluid
+#      (scripts/agents.sh; ~1.5 GB, a few minutes cold, reused after)
 # Safe to re-run: every step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake ninja-build ccache pkg-config git ca-certificates curl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libsqlite3-dev libssl-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libgmock-dev)
+  libsqlite3-dev libssl-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libgmock-dev
+  strace iproute2 util-linux)
 
 SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO="sudo"
@@ -38,4 +42,6 @@ if [[ ! -d tests/clients/node_modules/openai ]]; then
   echo "[setup] installing the npm SDKs for the client tests"
   (cd tests/clients && npm ci --no-audit --no-fund --silent)
 fi
+echo "[setup] coding agents for tests/agents (cached per machine)"
+bash scripts/agents.sh >/dev/null
 echo "[setup] done: build/bin/superfluid"
