@@ -2,6 +2,8 @@
 // of `superfluid launch AGENT -- ARGS` for a real agent from tests/agents/node_modules, and
 // the checks: the agent's requests in the server log with their class, and a socket audit of
 // every connect() the launch and the agent made (strace -f), which must all go to loopback.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -108,3 +110,50 @@ export function requestLines(server, ua) {
 
 /** Says where the test ran: an isolated network namespace (offline.sh) or the host's network. */
 export const NETNS = process.env.SF_NETNS || 'host';
+
+/**
+ * The two tests every agent gets, against one server for the file:
+ *  (a) a plain turn on the tiny random model: `plain(prompt)` are the agent's own one-shot
+ *      arguments; it exits 0 (`plainOk(out)` when given: the answer reached the output);
+ *  (b) a whole tool loop on the scripted engine: `tool(prompt)`; the agent runs the scripted
+ *      shell call (made_by_tool.txt appears in its working directory with "made"), sends the
+ *      result back and prints the scripted final answer;
+ * both with every request of the agent (User-Agent matching `ua`) logged with the launch's
+ * class, on `path` (the API route it speaks), and no connect() off loopback.
+ */
+export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs = 600000, plainOk }) {
+  const skip = !installed(agent) && `${agent} not installed: run scripts/agents.sh`;
+  let server;
+  before(async () => {
+    if (!skip) server = await startAgentServer();
+  });
+  after(async () => server && (await server.stop()));
+
+  const checkRequests = (lines) => {
+    assert.ok(lines.length >= 1, `no request of ${agent} in the server log:\n${server.log().slice(-3000)}`);
+    for (const l of lines) assert.ok(l.includes(`POST ${path}: class interactive,`), l);
+  };
+  const checkOffline = (r) => assert.deepEqual(r.outbound, [], `connections off loopback:\n${r.outbound.join('\n')}`);
+
+  test(`${agent}: a plain turn on the tiny model (network: ${NETNS})`, { skip, timeout: timeoutMs + 60000 }, async () => {
+    const r = await runAgent(server, agent, plain('Say hi.'), { env, timeoutMs });
+    assert.equal(r.code, 0, `exit ${r.code}:\n${r.out}\nserver:\n${server.log().slice(-3000)}`);
+    if (plainOk) assert.ok(plainOk(r.out), r.out);
+    checkRequests(requestLines(server, ua));
+    checkOffline(r);
+  });
+
+  test(`${agent}: a whole tool loop on the scripted engine (network: ${NETNS})`, { skip, timeout: timeoutMs + 60000 }, async () => {
+    const seen = requestLines(server, ua).length;
+    const r = await runAgent(server, agent, tool(TOOL_PROMPT), { env, timeoutMs });
+    assert.equal(r.code, 0, `exit ${r.code}:\n${r.out}\nserver:\n${server.log().slice(-3000)}`);
+    const made = join(r.cwd, 'made_by_tool.txt');
+    assert.ok(existsSync(made), `the tool did not run:\n${r.out}\nserver:\n${server.log().slice(-3000)}`);
+    assert.equal(readFileSync(made, 'utf8'), 'made\n');
+    assert.ok(r.out.includes(FINAL_ANSWER), `no scripted final answer:\n${r.out}`);
+    const lines = requestLines(server, ua).slice(seen);
+    assert.ok(lines.length >= 2, `the call and the answer after its result:\n${lines.join('\n')}`);
+    checkRequests(lines);
+    checkOffline(r);
+  });
+}
