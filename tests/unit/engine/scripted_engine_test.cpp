@@ -195,6 +195,10 @@ TEST(OutputScript, PicksTheFirstReplyWhoseConditionsAllHold) {
     const std::vector<sf::chat_message> first = {{"user", "hi", "", "", "", {}}};
     EXPECT_EQ(sf::pick_reply(s, first, none), nullptr);
     EXPECT_EQ(sf::pick_reply(s, first, shell), &s.replies[0]);
+    // A user message after the prompt (agents add context) does not hide it.
+    const std::vector<sf::chat_message> titled = {{"user", "a title please", "", "", "", {}},
+                                                  {"user", "<context>", "", "", "", {}}};
+    EXPECT_EQ(sf::pick_reply(s, titled, none), &s.replies[3]);
     auto second = first;
     second.push_back({"tool", "ok", "", "c1", "", {}});
     EXPECT_EQ(sf::pick_reply(s, second, shell), &s.replies[2]);
