@@ -14,6 +14,7 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config git ca-certificate
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev libssl-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libgmock-dev
   bsdutils  # script(1): the terminal-chat test runs `superfluid run` on a pseudo-terminal
+  strace iproute2 util-linux  # tests/agents: connect() audit, a network namespace (unshare)
   chromium)  # the /ui page's browser test (tests/ui, driven by playwright-core)
 
 SUDO=""
@@ -45,4 +46,6 @@ if [[ ! -d tests/ui/node_modules/playwright-core ]]; then
   echo "[setup] installing playwright-core for the browser tests"
   (cd tests/ui && npm ci --no-audit --no-fund --silent)
 fi
+echo "[setup] coding agents for tests/agents (cached per machine)"
+bash scripts/agents.sh >/dev/null
 echo "[setup] done: build/bin/superfluid"

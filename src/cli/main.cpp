@@ -1,6 +1,8 @@
 // superfluid: the command line. Subcommands: serve (the head), worker (started by the head).
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
+
 #include "api/priority.h"
 #include "cli/bench_command.h"
 #include "cli/launch_command.h"
@@ -142,6 +144,12 @@ int main(int argc, char **argv) {
     // Test only: caps the journal file (SQLite max_page_count, 4 KiB pages) to simulate a full
     // disk.
     serve->add_option("--journal-max-pages", so.journal_max_pages)->group("");
+    // Test only: the worker's answers come from a script (engine/scripted/output_script.h), so
+    // real agents run whole tool loops on a random-weight model.
+    serve->add_option("--scripted-output", so.scripted_output)
+        ->group("")
+        ->check(CLI::ExistingFile)
+        ->transform([](std::string p) { return std::filesystem::absolute(p).string(); });
 
     std::string ps_host = "127.0.0.1";
     int ps_port         = 8453;
@@ -190,6 +198,7 @@ int main(int argc, char **argv) {
     worker->add_option("--cache-ram-bytes", wo.cache_ram, "Prefix cache budget in bytes");
     worker->add_option("--cache-dir", wo.cache_dir, "Prefix cache disk tier ('' : none)");
     worker->add_option("--cache-disk-bytes", wo.cache_disk, "Disk tier bound in bytes");
+    worker->add_option("--scripted-output", wo.scripted_output)->group("");
     worker->add_option("--cache-type-k", wo.engine.cache_type_k, "KV cache type of K");
     worker->add_option("--cache-type-v", wo.engine.cache_type_v, "KV cache type of V");
     worker->add_option("--flash-attn", wo.engine.flash_attn, "Flash attention: auto, on, off");

@@ -37,6 +37,7 @@ struct serve_options {
     int64_t journal_max_age_s = 7 * 24 * 3600;  // finished sessions kept this long
     int64_t journal_max_bytes = 256ll << 20;    // and at most this much data
     int64_t journal_max_pages = 0;  // hidden, tests: PRAGMA max_page_count (a "full disk")
+    std::string scripted_output;    // hidden, tests: the worker answers from this script
 };
 
 /**

@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "util/log.h"
+
 namespace sf {
 
 bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_point &last_check) {
@@ -58,6 +60,10 @@ bool apply_priority(const httplib::Request &req, const priority_config &cfg, gen
         return false;
     res.set_header("X-Superfluid-Priority", class_name(greq.cls));
     greq.user_agent = req.get_header_value("User-Agent");
+    // One line per generation request: who asked, in which class.
+    SF_LOG_INFO("http", "%s %s: class %s, model \"%s\", user-agent \"%s\"", req.method.c_str(),
+                req.path.c_str(), class_name(greq.cls), greq.model.c_str(),
+                greq.user_agent.c_str());
     return true;
 }
 
