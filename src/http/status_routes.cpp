@@ -130,6 +130,23 @@ void register_status_routes(httplib::Server &svr, session_manager &sessions,
         res.set_content(body.dump(), "application/json");
     });
 
+    // Cluster mode (issue #17): the nodes sessions are placed on (`superfluid nodes`).
+    svr.Get("/api/nodes", [&sessions](const httplib::Request &, httplib::Response &res) {
+        json nodes = json::array();
+        for (const auto &n : sessions.nodes())
+            nodes.push_back({{"name", n.name},
+                             {"address", n.address},
+                             {"state", n.state},
+                             {"message", n.message},
+                             {"model_fingerprint", n.model_fingerprint},
+                             {"tokenizer_fingerprint", n.tokenizer_fingerprint},
+                             {"slots", n.slots},
+                             {"running", n.running},
+                             {"placed_total", n.placed_total},
+                             {"last_seen_s", n.last_seen_s}});
+        res.set_content(json{{"nodes", nodes}}.dump(), "application/json");
+    });
+
     // The shape the caller expects: Anthropic's (type/display_name/created_at, has_more) for
     // clients that send anthropic-version, OpenAI's otherwise.
     svr.Get("/v1/models", [model_id](const httplib::Request &req, httplib::Response &res) {
