@@ -285,11 +285,22 @@ void node_pool::on_stream_lost(uint64_t stream) {
     {
         std::lock_guard lk(mu_);
         const uint64_t base = (stream >> k_stream_shift) << k_stream_shift;
-        for (auto it = placed_.begin(); it != placed_.end();)
-            it = it->second.base == base ? placed_.erase(it) : std::next(it);
+        size_t moved        = 0;
+        for (auto it = placed_.begin(); it != placed_.end();) {
+            const bool here = it->second.base == base;
+            moved += here;
+            it = here ? placed_.erase(it) : std::next(it);
+        }
         // Not a placement target until a poll finds it answering again.
-        for (auto &n : nodes_)
-            if (n->base == base) n->last.reachable = false;
+        for (auto &n : nodes_) {
+            if (n->base != base) continue;
+            n->last.reachable = false;
+            if (moved > 0)
+                SF_LOG_WARN("cluster",
+                            "node %s: events stream lost with %zu sessions; they "
+                            "resume on another node",
+                            n->name.c_str(), moved);
+        }
     }
     std::lock_guard lk(listener_mu_);
     if (listener_) listener_->on_stream_lost(stream);

@@ -97,6 +97,48 @@ async function stream(server, body, onFrame) {
   return out;
 }
 
+let reference = null; // the one-node run of story(0..7), set by the kill test
+
+/**
+ * Every stream ended normally with the reference text, SSE ids increasing, and the journal
+ * holds indices 0..MAX_TOKENS-1 exactly once for its session.
+ */
+async function checkStreams(out, ref) {
+  for (let i = 0; i < out.length; i++) {
+    const o = out[i];
+    assert.equal(o.error, null, `stream ${i}: no error`);
+    assert.equal(o.done, true, `stream ${i}: [DONE]`);
+    assert.equal(o.text, ref[i].text, `stream ${i}: the reference text`);
+    const idx = o.ids.map((id) => Number(id.split(':')[1]));
+    for (let k = 1; k < idx.length; k++) assert.ok(idx[k] > idx[k - 1], `stream ${i}: ids increase`);
+    const st = await (await fetch(`${head.url}/v1/sessions/${o.session}`)).json();
+    assert.equal(st.usage.completion_tokens, MAX_TOKENS);
+    if (hasSqlite) {
+      const db = join(head.stateDir, 'journal.db');
+      const q = `SELECT count(*), count(DISTINCT idx), min(idx), max(idx) FROM tokens WHERE session = '${o.session}'`;
+      const got = execFileSync('sqlite3', [db, q]).toString().trim().split('|').map(Number);
+      assert.deepEqual(got, [MAX_TOKENS, MAX_TOKENS, 0, MAX_TOKENS - 1], `${o.session}: indices 0..n-1 once each`);
+    }
+  }
+}
+
+/** Starts N streams; once node `name` runs sessions and a fifth is delivered, calls act(). */
+async function runAndDisrupt(name, act) {
+  const N = reference.length;
+  let delivered = 0;
+  const total = N * MAX_TOKENS;
+  const runs = Array.from({ length: N }, (_, i) => stream(head, story(i), () => delivered++));
+  const victim = await until(async () => {
+    const v = (await nodes()).find((n) => n.name === name);
+    return v && v.running > 0 && delivered >= total / 5 && delivered < total / 2 && v;
+  }, 60000, 20);
+  if (!victim) console.log(`delivered ${delivered}; nodes ${JSON.stringify(await nodes())}`);
+  assert.ok(victim, `${name} ran sessions mid-run`);
+  console.log(`disrupting ${name} (${victim.running} sessions) after ${delivered} of ~${total} events`);
+  act();
+  return Promise.all(runs);
+}
+
 const scratch = mkdtempSync(join(tmpdir(), 'sf-cluster-'));
 const dirs = { a: join(scratch, 'guest-a'), b: join(scratch, 'guest-b'), c: join(scratch, 'guest-c') };
 let firstToken = '';
@@ -175,7 +217,6 @@ test('cluster: streams spread over the nodes; a guest SIGKILLed mid-stream loses
   const N = 8;
   // Reference: the same seeded requests on one node (a plain server, same model and build).
   const single = await startServer(['--parallel', '8', '--threads', '1'], { modelPath: modelPath() });
-  let reference;
   try {
     reference = await Promise.all(Array.from({ length: N }, (_, i) => stream(single, story(i))));
   } finally {
@@ -184,41 +225,11 @@ test('cluster: streams spread over the nodes; a guest SIGKILLed mid-stream loses
   for (const r of reference) assert.equal(r.done, true);
 
   const before = Object.fromEntries((await nodes()).map((n) => [n.name, n.placed_total]));
-  let delivered = 0;
-  const total = N * MAX_TOKENS;
-  let killed = false;
-  const runs = Array.from({ length: N }, (_, i) => stream(head, story(i), () => delivered++));
-  // Kill guest a once it runs sessions and a fifth of the tokens have been delivered.
-  const victim = await until(async () => {
-    const a = (await nodes()).find((n) => n.name === 'guest-a');
-    return a && a.running > 0 && delivered >= total / 5 && delivered < total / 2 && a;
-  }, 60000, 20);
-  if (!victim) console.log(`delivered ${delivered}; nodes ${JSON.stringify(await nodes())}`);
-  assert.ok(victim, 'guest a ran sessions mid-run');
-  console.log(`killing guest a (${victim.running} sessions) after ${delivered} of ~${total} events`);
-  guests.a.kill();
-  killed = true;
-  const out = await Promise.all(runs);
-  assert.ok(killed);
+  const out = await runAndDisrupt('guest-a', () => guests.a.kill());
   const after = await nodes();
   for (const n of ['local', 'guest-b', 'guest-c'])
     assert.ok(after.find((x) => x.name === n).placed_total > (before[n] ?? 0), `node ${n} got sessions`);
-  for (let i = 0; i < N; i++) {
-    const o = out[i];
-    assert.equal(o.error, null, `stream ${i}: no error`);
-    assert.equal(o.done, true, `stream ${i}: [DONE]`);
-    assert.equal(o.text, reference[i].text, `stream ${i}: the reference text`);
-    const idx = o.ids.map((id) => Number(id.split(':')[1]));
-    for (let k = 1; k < idx.length; k++) assert.ok(idx[k] > idx[k - 1], `stream ${i}: ids increase`);
-    const st = await (await fetch(`${head.url}/v1/sessions/${o.session}`)).json();
-    assert.equal(st.usage.completion_tokens, MAX_TOKENS);
-    if (hasSqlite) {
-      const db = join(head.stateDir, 'journal.db');
-      const q = `SELECT count(*), count(DISTINCT idx), min(idx), max(idx) FROM tokens WHERE session = '${o.session}'`;
-      const got = execFileSync('sqlite3', [db, q]).toString().trim().split('|').map(Number);
-      assert.deepEqual(got, [MAX_TOKENS, MAX_TOKENS, 0, MAX_TOKENS - 1], `${o.session}: indices 0..n-1 once each`);
-    }
-  }
+  await checkStreams(out, reference);
   assert.match(head.log(), /worker lost at token \d+; resuming/, 'sessions of the killed guest moved');
   const a = await until(async () => (await nodes()).find((n) => n.name === 'guest-a' && n.state === 'failing'), 10000);
   assert.ok(a, 'the killed guest shows as failing');
@@ -234,4 +245,35 @@ test('cluster: a restarted guest re-joins with its certificate, not a token', { 
   assert.match(guests.a.log(), /joined before as guest-a: using the node certificate/);
   const r = await stream(head, { ...story(99), max_tokens: 8 });
   assert.equal(r.done, true);
+});
+
+test('cluster: a guest whose link is cut silently (veth down): its sessions move, no token lost; it comes back', { skip: !hasNs }, async () => {
+  assert.ok(reference, 'the reference run exists');
+  assert.ok(await waitActive(['local', 'guest-a', 'guest-b', 'guest-c']), 'four active nodes');
+  let cut = false;
+  try {
+    const out = await runAndDisrupt('guest-b', () => {
+      net.linkDown(1);
+      cut = true;
+    });
+    await checkStreams(out, reference);
+    const b = await until(async () => (await nodes()).find((n) => n.name === 'guest-b' && n.state === 'failing'), 15000);
+    assert.ok(b, 'the cut guest shows as failing');
+  } finally {
+    if (cut) net.linkUp(1);
+  }
+  assert.ok(await waitActive(['guest-b'], 60000), 'guest b is active again once its link is back');
+});
+
+test('cluster: after a head restart the guests register again with their certificates', { skip: !hasNs }, async () => {
+  const stateDir = head.stateDir;
+  const port = head.port;
+  await head.stop();
+  head = await startServer(['--cluster', '--guest-port', String(guestPort), '--guest-host', net.hostIp, '--parallel', '4',
+    '--threads', '1'], { modelPath: modelPath(), stateDir });
+  assert.doesNotMatch(head.log(), /--token sf1/, 'no new CA, no first-start token');
+  assert.ok(await waitActive(['local', 'guest-a', 'guest-b', 'guest-c']), head.log());
+  const r = await stream(head, { ...story(98), max_tokens: 8 });
+  assert.equal(r.done, true);
+  assert.notEqual(port, 0);
 });
