@@ -82,8 +82,11 @@ async function stream(server, body, onFrame) {
     body: JSON.stringify(body),
   });
   assert.equal(res.status, 200);
-  const out = { session: res.headers.get('x-superfluid-session'), text: '', ids: [], error: null, done: false };
+  const out = { session: res.headers.get('x-superfluid-session'), text: '', ids: [], error: null, done: false, stall: 0 };
+  let last = Date.now();
   for await (const { id, data } of sseFrames(res)) {
+    out.stall = Math.max(out.stall, Date.now() - last); // the longest wait between two frames
+    last = Date.now();
     if (data === '[DONE]') {
       out.done = true;
       continue;
@@ -136,7 +139,10 @@ async function runAndDisrupt(name, act) {
   assert.ok(victim, `${name} ran sessions mid-run`);
   console.log(`disrupting ${name} (${victim.running} sessions) after ${delivered} of ~${total} events`);
   act();
-  return Promise.all(runs);
+  const out = await Promise.all(runs);
+  // Reported, not asserted: how long the moved streams waited for their next token.
+  console.log(`${name}: longest wait between two frames of a stream: ${Math.max(...out.map((o) => o.stall))} ms`);
+  return out;
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'sf-cluster-'));
