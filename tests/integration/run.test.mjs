@@ -18,7 +18,9 @@ const interactiveTtftCount = async (srv) => {
 // Feeds `steps` ([delayMs, bytes]) to `superfluid run ARGS` on a pseudo-terminal.
 function onTerminal(args, steps) {
   return new Promise((resolve) => {
-    const cmd = [SUPERFLUID, 'run', ...args].map((a) => `'${a}'`).join(' ');
+    // exec: no shell between script(1) and run, so Ctrl-C reaches run alone (a shell that
+    // waited through it may kill itself with SIGINT after run exits: exit 130).
+    const cmd = 'exec ' + [SUPERFLUID, 'run', ...args].map((a) => `'${a}'`).join(' ');
     const p = spawn('script', ['-qec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     p.stdout.on('data', (d) => (out += d));
