@@ -12,11 +12,13 @@
 #include "cli/serve_command.h"
 #include "engine/llama/kv_config.h"
 #include "worker/worker_main.h"
+#include "sf_version.h"  // generated: cmake/version.cmake
 
 int main(int argc, char **argv) {
     CLI::App app{"Superfluid: a local LLM server that decides who gets to speak"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "superfluid 0.1.0 (llama.cpp v0.5.0 de3ff815)");
+    app.set_version_flag("--version", "superfluid " SF_VERSION " (commit " SF_GIT_COMMIT
+                                       ", llama.cpp " SF_LLAMA_COMMIT ")");
 
     sf::serve_options so;
     auto *serve = app.add_subcommand("serve", "Serve a GGUF model over the OpenAI API on one port");
