@@ -11,14 +11,14 @@
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
 #include "engine/llama/kv_config.h"
-#include "worker/worker_main.h"
 #include "sf_version.h"  // generated: cmake/version.cmake
+#include "worker/worker_main.h"
 
 int main(int argc, char **argv) {
     CLI::App app{"Superfluid: a local LLM server that decides who gets to speak"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "superfluid " SF_VERSION " (commit " SF_GIT_COMMIT
-                                       ", llama.cpp " SF_LLAMA_COMMIT ")");
+                                      ", llama.cpp " SF_LLAMA_COMMIT ")");
 
     sf::serve_options so;
     auto *serve = app.add_subcommand("serve", "Serve a GGUF model over the OpenAI API on one port");
