@@ -63,7 +63,12 @@ nlohmann::json sizes(const bench_options &o) {
             {"agentic_system_bytes", o.agentic_system_bytes},
             {"burst_sizes", o.burst_sizes},
             {"burst_tokens", o.burst_tokens},
-            {"burst_window_s", o.burst_window_s}};
+            {"burst_window_s", o.burst_window_s},
+            {"endurance_turns", o.endurance_turns},
+            {"endurance_start_tokens", o.endurance_start_tokens},
+            {"endurance_result_tokens", {o.endurance_result_min, o.endurance_result_max}},
+            {"endurance_call_tokens", o.endurance_call_tokens},
+            {"endurance_interrupt_at", o.endurance_interrupt_at}};
 }
 
 // One server, one run: start, scenario, peak RSS, stop; the gates measured around it.
