@@ -182,6 +182,19 @@ std::string markdown_report(const nlohmann::json &rec) {
     md += "\n";
     for (auto &r : t.rows) md += row_md(r);
 
+    if (rec.contains("engine")) {
+        const auto &e = rec["engine"];
+        md += "\n## The engine alone (llama-bench, same file, each run)\n\n`" +
+              e.value("command", std::string("llama-bench")) +
+              "`\n\n| figure | value |\n| --- | --- |\n";
+        for (const char *k : {"pp512_tokens_per_s", "tg128_tokens_per_s"})
+            if (e["llama-bench"].contains(k))
+                md += std::string("| ") + k + " | " + cell(e["llama-bench"][k], true) + " |\n";
+        for (const char *k : {"decode_over_tg128", "tokens_per_s_c1_over_tg128"})
+            if (e["superfluid/llama-bench"].contains(k))
+                md += std::string("| superfluid c1 ") + k + " | " +
+                      cell(e["superfluid/llama-bench"][k], true) + " |\n";
+    }
     md +=
         "\n## Quality gates\n\n| run | server | early_stop | memory_pressure | "
         "duplicate_processes | swap MB | error |\n| --- | --- | --- | --- | --- | --- | --- |\n";

@@ -190,6 +190,16 @@ for (const [scenario, check] of Object.entries(checks)) {
     const rec = await bench(scenario, {});
     common(rec, scenario, servers);
     for (const name of servers) check(rec.servers[name], true, name);
+    if (scenario === 'throughput' && LLAMA) {
+      // The engine alone on the same file, each run: llama-bench pp512 and tg128, and our c1
+      // decode rate (1 / median ITL) over tg128.
+      const e = rec.engine;
+      assert.ok(e && e.per_run.length === 1, 'llama-bench ran once per run');
+      assert.ok(fig(e['llama-bench'].pp512_tokens_per_s, 'pp512') > 0);
+      const tg = fig(e['llama-bench'].tg128_tokens_per_s, 'tg128');
+      const itl = fig(rec.servers.superfluid.itl_p50_s_c1, 'itl_p50_s_c1');
+      assert.ok(Math.abs(fig(e['superfluid/llama-bench'].decode_over_tg128, 'decode/tg128') - 1 / itl / tg) < 1e-6);
+    }
     if (scenario === 'throughput') {
       for (const name of servers) {
         checks.throughput_journal(rec.servers[name], name);
