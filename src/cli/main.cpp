@@ -13,12 +13,14 @@
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
 #include "engine/llama/kv_config.h"
+#include "sf_version.h"  // generated: cmake/version.cmake
 #include "worker/worker_main.h"
 
 int main(int argc, char **argv) {
     CLI::App app{"Superfluid: a local LLM server that decides who gets to speak"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "superfluid 0.1.0 (llama.cpp v0.5.0 de3ff815)");
+    app.set_version_flag("--version", "superfluid " SF_VERSION " (commit " SF_GIT_COMMIT
+                                      ", llama.cpp " SF_LLAMA_COMMIT ")");
 
     sf::serve_options so;
     auto *serve = app.add_subcommand("serve", "Serve a GGUF model over the OpenAI API on one port");
@@ -233,7 +235,13 @@ int main(int argc, char **argv) {
         }
         return sf::run_serve(so);
     }
-    if (*worker) return sf::run_worker(wo);
+    if (*worker) {
+        if (wo.socket_path.empty() == wo.listen.empty()) {
+            fprintf(stderr, "worker: give --socket PATH or --listen HOST:PORT\n");
+            return 2;
+        }
+        return sf::run_worker(wo);
+    }
     if (*ps) return sf::run_ps(ps_host, ps_port);
     if (*bench) return sf::run_bench(bo, argc, argv);
     if (*pull) return sf::run_pull(pull_model, store_dir);
