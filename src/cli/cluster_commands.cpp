@@ -76,17 +76,17 @@ static int run_nodes(const std::string &host, int port) {
     auto j = nlohmann::json::parse(res->body, nullptr, false);
     if (j.is_discarded()) return 1;
     const auto nodes = j.value("nodes", nlohmann::json::array());
-    std::printf("%-20s %-22s %-9s %-17s %5s %7s %9s\n", "NAME", "ADDRESS", "STATE", "MODEL",
-                "SLOTS", "RUNNING", "LAST SEEN");
+    std::printf("%-20s %-22s %-9s %-17s %5s %7s %11s %s\n", "NAME", "ADDRESS", "STATE", "MODEL",
+                "SLOTS", "RUNNING", "LAST SEEN", "CERT SERIAL");
     for (const auto &n : nodes) {
         const double seen = n.value("last_seen_s", -1.0);
         char seen_text[32];
         std::snprintf(seen_text, sizeof seen_text, seen < 0 ? "never" : "%.1fs ago", seen);
-        std::printf("%-20s %-22s %-9s %-17s %5d %7d %9s\n", n.value("name", "").c_str(),
+        std::printf("%-20s %-22s %-9s %-17s %5d %7d %11s %s\n", n.value("name", "").c_str(),
                     n.value("address", "").empty() ? "(this host)" : n.value("address", "").c_str(),
                     n.value("state", "").c_str(),
                     n.value("model_fingerprint", "").substr(0, 16).c_str(), n.value("slots", 0),
-                    n.value("running", 0), seen_text);
+                    n.value("running", 0), seen_text, n.value("certificate_serial", "").c_str());
         if (!n.value("message", "").empty()) std::printf("  %s\n", n.value("message", "").c_str());
     }
     if (nodes.empty()) std::printf("(not a cluster head: serve --cluster)\n");

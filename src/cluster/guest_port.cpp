@@ -154,7 +154,10 @@ grpc::Status guest_port::Register(grpc::ServerContext *ctx, const pb::RegisterRe
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "bad worker port");
     const std::string host    = req->worker_host().empty() ? peer_host(ctx) : req->worker_host();
     const std::string address = host + ":" + std::to_string(req->worker_port());
-    node_report r             = pool_.heartbeat(name);
+    std::string serial;
+    for (const auto &v : ctx->auth_context()->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME))
+        serial = serial_hex(std::string(v.data(), v.size()));
+    node_report r = pool_.heartbeat(name, serial);
     if (r.state == "refused") {
         reply->set_state(pb::RegisterReply::REFUSED);
         reply->set_message(r.message);
@@ -165,7 +168,7 @@ grpc::Status guest_port::Register(grpc::ServerContext *ctx, const pb::RegisterRe
         pool_.add_node(name, address, [name, address, tls](uint64_t base) {
             return std::make_unique<remote_worker>(name, address, tls, base);
         });
-        pool_.heartbeat(name);
+        pool_.heartbeat(name, serial);
         reply->set_state(pb::RegisterReply::PENDING);
         return grpc::Status::OK;
     }

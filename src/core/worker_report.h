@@ -86,10 +86,11 @@ struct node_report {
     std::string state;    // pending | active | failing | refused | gone
     std::string message;  // why it is refused, when it is
     std::string model_fingerprint, tokenizer_fingerprint;
-    int32_t slots         = 0;   // concurrent sequences
-    int32_t running       = 0;   // sessions placed on it, not finished
-    double last_seen_s    = -1;  // seconds since it last answered (or registered); -1: never
-    uint64_t placed_total = 0;   // sessions placed on it so far
+    int32_t slots         = 0;       // concurrent sequences
+    int32_t running       = 0;       // sessions placed on it, not finished
+    double last_seen_s    = -1;      // seconds since it last answered (or registered); -1: never
+    uint64_t placed_total = 0;       // sessions placed on it so far
+    std::string certificate_serial;  // its node certificate's serial (hex); "" for the local one
 };
 
 /** Inputs to embed; `truncate` cuts inputs longer than the context instead of refusing them. */

@@ -143,6 +143,7 @@ void register_status_routes(httplib::Server &svr, session_manager &sessions,
                              {"slots", n.slots},
                              {"running", n.running},
                              {"placed_total", n.placed_total},
+                             {"certificate_serial", n.certificate_serial},
                              {"last_seen_s", n.last_seen_s}});
         res.set_content(json{{"nodes", nodes}}.dump(), "application/json");
     });

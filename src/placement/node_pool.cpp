@@ -49,7 +49,7 @@ void node_pool::add_node(const std::string &name, const std::string &address, fa
     if (start_now) fresh->client->start();
 }
 
-node_report node_pool::heartbeat(const std::string &name) {
+node_report node_pool::heartbeat(const std::string &name, const std::string &certificate_serial) {
     std::lock_guard lk(mu_);
     node_report r;
     for (auto it = nodes_.begin(); it != nodes_.end(); ++it) {
@@ -66,6 +66,7 @@ node_report node_pool::heartbeat(const std::string &name) {
         } else {
             n.last_seen = std::chrono::steady_clock::now();
             n.seen      = true;
+            if (!certificate_serial.empty()) n.serial = certificate_serial;
         }
         break;
     }
@@ -257,6 +258,7 @@ std::vector<node_report> node_pool::nodes() {
         for (auto &[id, p] : placed_) r.running += p.base == n->base;
         r.last_seen_s  = n->seen ? std::chrono::duration<double>(now - n->last_seen).count() : -1.0;
         r.placed_total = n->placed_total;
+        r.certificate_serial = n->serial;
         out.push_back(std::move(r));
     }
     return out;
@@ -295,6 +297,8 @@ void node_pool::on_stream_lost(uint64_t stream) {
         for (auto &n : nodes_) {
             if (n->base != base) continue;
             n->last.reachable = false;
+            // A guest that comes back may have restarted with another model: checked again.
+            if (!n->reference && n->st == node_state::ACTIVE) n->st = node_state::PENDING;
             if (moved > 0)
                 SF_LOG_WARN("cluster",
                             "node %s: events stream lost with %zu sessions; they "

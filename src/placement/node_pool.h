@@ -8,7 +8,8 @@
 //
 // A node is `pending` until it answers Health ready and its tokenizer fingerprint matches the
 // reference (the local worker's, or with --no-local-worker the first node verified); a node
-// whose tokenizer differs is `refused` and stopped.
+// whose tokenizer differs is `refused` and stopped. A guest whose Events stream ends is pending
+// again until it is checked afresh (it may come back with another model).
 //
 // Threads: every method is thread-safe. Nodes' events threads call the listener through
 // on_events/on_stream_lost, serialized by listener_mu_ (the relay sees one caller at a time).
@@ -47,11 +48,12 @@ class node_pool final : public worker_client, private worker_listener {
     void add_node(const std::string &name, const std::string &address, factory make,
                   bool reference = false);
     /**
-     * Node `name` as reported (state pending | active | failing | refused), or nullopt-like
-     * report with empty name when unknown. Marks it seen now. A refused node is forgotten
-     * after this report, so a guest restarted with another model is checked afresh.
+     * Node `name` as reported (state pending | active | failing | refused), or a report with
+     * an empty name when unknown. Marks it seen now and keeps its certificate serial. A refused
+     * node is forgotten after this report, so a guest restarted with another model is checked
+     * afresh.
      */
-    node_report heartbeat(const std::string &name);
+    node_report heartbeat(const std::string &name, const std::string &certificate_serial = "");
 
     void set_listener(worker_listener *l) override { listener_ = l; }
     bool start() override;
@@ -74,7 +76,7 @@ class node_pool final : public worker_client, private worker_listener {
         uint64_t base  = 0;
         bool reference = false;
         node_state st  = node_state::PENDING;
-        std::string message, model_fp, tokenizer_fp;
+        std::string message, model_fp, tokenizer_fp, serial;
         worker_health last;  // the monitor's last poll
         std::chrono::steady_clock::time_point last_seen{};
         bool seen             = false;

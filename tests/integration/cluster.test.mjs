@@ -178,6 +178,7 @@ test('cluster: the head prints a join token on first start; two guests join with
   const ns = await waitActive(['local', 'guest-a', 'guest-b']);
   assert.ok(ns, `three active nodes; head log:\n${head.log()}\nguest a:\n${guests.a.log()}`);
   const fps = new Set(ns.map((n) => n.model_fingerprint));
+  for (const n of ns.filter((x) => x.name !== 'local')) assert.match(n.certificate_serial, /^[0-9A-F]+$/, `${n.name}: certificate serial`);
   assert.equal(fps.size, 1, 'every node serves the same model');
   assert.match(head.log(), /node guest-a joined from/);
   assert.match(guests.a.log(), /joined .* as guest-a/);
