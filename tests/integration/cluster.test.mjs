@@ -12,11 +12,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, model, until, freePort, runSuperfluid, SUPERFLUID } from '../lib/server.mjs';
-import { canMakeNamespaces, makeNetwork } from '../lib/netns.mjs';
+import { canMakeNamespaces, makeNetwork, hasNft } from '../lib/netns.mjs';
 import { sseFrames } from '../lib/sse.mjs';
 
 const hasNs = canMakeNamespaces();
 if (!hasNs) console.log('SKIP: cluster tests need root and network namespaces (ip netns, veth, bridge)');
+const nft = hasNs && hasNft();
+if (hasNs && !nft) console.log('SKIP: the half-open link test needs nftables (nft)');
 let hasSqlite = false;
 try {
   execFileSync('sqlite3', ['-version']);
@@ -270,6 +272,24 @@ test('cluster: a guest whose link is cut silently (veth down): its sessions move
     if (cut) net.linkUp(1);
   }
   assert.ok(await waitActive(['guest-b'], 60000), 'guest b is active again once its link is back');
+});
+
+test('cluster: a half-open link (the guest\'s packets to the head dropped): its sessions move, no token lost', { skip: !nft }, async () => {
+  assert.ok(reference, 'the reference run exists');
+  assert.ok(await waitActive(['local', 'guest-a', 'guest-b', 'guest-c']), 'four active nodes');
+  let dropped = false;
+  try {
+    const out = await runAndDisrupt('guest-c', () => {
+      net.dropToHead(2);
+      dropped = true;
+    });
+    await checkStreams(out, reference);
+    const c = await until(async () => (await nodes()).find((n) => n.name === 'guest-c' && n.state === 'failing'), 15000);
+    assert.ok(c, 'the half-open guest shows as failing');
+  } finally {
+    if (dropped) net.healToHead(2);
+  }
+  assert.ok(await waitActive(['guest-c'], 60000), 'guest c is active again once its packets pass');
 });
 
 test('cluster: after a head restart (now routing only: --no-local-worker) the guests register again with their certificates', { skip: !hasNs }, async () => {

@@ -7,6 +7,16 @@ import { execFileSync } from 'node:child_process';
 
 const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 
+/** True when nftables' `nft` runs (half-open links need it). */
+export function hasNft() {
+  try {
+    execFileSync('nft', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** True when this process may create namespaces, bridges and veth pairs. */
 export function canMakeNamespaces() {
   if (process.getuid?.() !== 0) return false;
@@ -25,7 +35,8 @@ export function canMakeNamespaces() {
 /**
  * A bridge with address .1 in this namespace (the head listens there) and `n` guest
  * namespaces with addresses .11, .12, …. Returns { hostIp, guests: [{ ns, ip, veth }],
- * exec(ns, cmd, args) → spawn args, linkDown(i), linkUp(i), teardown() }.
+ * exec(ns, cmd, args) → spawn args, linkDown(i), linkUp(i), dropToHead(i), healToHead(i),
+ * teardown() }.
  */
 export function makeNetwork(n) {
   const tag = `${process.pid % 10000}${Math.floor(Math.random() * 90 + 10)}`;
@@ -70,6 +81,14 @@ export function makeNetwork(n) {
       /** [command, args] that run `cmd args` inside namespace `ns`. */
       exec: (ns, cmd, args) => ['ip', ['netns', 'exec', ns, cmd, ...args]],
       linkDown: (i) => ip('link', 'set', guests[i].veth, 'down'),
+      /** Half-open: guest i's packets to the head are dropped (nftables in its namespace). */
+      dropToHead: (i) => {
+        const nft = (...a) => execFileSync('ip', ['netns', 'exec', guests[i].ns, 'nft', ...a]);
+        nft('add', 'table', 'inet', 'sfho');
+        nft('add', 'chain', 'inet', 'sfho', 'out', '{ type filter hook output priority 0 ; }');
+        nft('add', 'rule', 'inet', 'sfho', 'out', 'ip', 'daddr', `${net}.1`, 'drop');
+      },
+      healToHead: (i) => execFileSync('ip', ['netns', 'exec', guests[i].ns, 'nft', 'delete', 'table', 'inet', 'sfho']),
       linkUp: (i) => ip('link', 'set', guests[i].veth, 'up'),
       teardown,
     };
