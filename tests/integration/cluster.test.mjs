@@ -184,6 +184,8 @@ test('cluster: the head prints a join token on first start; two guests join with
   assert.equal(fps.size, 1, 'every node serves the same model');
   assert.match(head.log(), /node guest-a joined from/);
   assert.match(guests.a.log(), /joined .* as guest-a/);
+  const metrics = await (await fetch(`${head.url}/metrics`)).text();
+  for (const n of ['local', 'guest-a', 'guest-b']) assert.match(metrics, new RegExp(`^superfluid:node_up\\{node="${n}"\\} 1(\\.0)?$`, 'm'));
   const cli = await runSuperfluid(['nodes', '--port', String(head.port)]);
   assert.equal(cli.code, 0);
   for (const n of ['local', 'guest-a', 'guest-b']) assert.match(cli.stdout, new RegExp(`^${n} `, 'm'));
