@@ -55,9 +55,15 @@ int main(int argc, char **argv) {
         ->check(CLI::Range(0, 10000));
     serve->add_option("--threads,-t", so.threads, "CPU threads for inference (0 = all)")
         ->capture_default_str();
-    serve->add_option("--http-threads", so.http_threads, "Concurrent HTTP connections")
+    serve
+        ->add_option("--http-threads", so.http_threads,
+                     "HTTP connections served at once (streams included); more get 503 with "
+                     "Retry-After")
         ->capture_default_str()
         ->check(CLI::Range(4, 4096));
+    serve->add_option("--api-key", so.api_keys,
+                      "Require this key of every API request (Authorization: Bearer KEY or "
+                      "x-api-key); repeat for several");
     serve
         ->add_option("--max-body-bytes", so.max_body_bytes,
                      "Largest accepted request body (larger: 413)")

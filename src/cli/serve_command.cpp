@@ -114,6 +114,11 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
     return argv;
 }
 
+// True for addresses only this machine reaches: localhost, 127.0.0.0/8, ::1.
+static bool is_loopback_host(const std::string &h) {
+    return h == "localhost" || h.rfind("127.", 0) == 0 || h == "::1" || h == "[::1]";
+}
+
 int run_serve(const serve_options &in) {
     serve_options opts = in;
     if (opts.state_dir.empty()) opts.state_dir = paths::default_state_dir();
@@ -176,9 +181,15 @@ int run_serve(const serve_options &in) {
         SF_LOG_INFO("serve", "resuming %zu unfinished sessions from the journal", n);
 
     http_options ho;
-    ho.host                   = opts.host;
-    ho.port                   = opts.port;
-    ho.threads                = opts.http_threads;
+    ho.host     = opts.host;
+    ho.port     = opts.port;
+    ho.threads  = opts.http_threads;
+    ho.api_keys = opts.api_keys;
+    if (!is_loopback_host(opts.host) && opts.api_keys.empty())
+        SF_LOG_WARN("serve",
+                    "listening on %s, beyond this machine, with no --api-key: anyone who can "
+                    "reach the port can use the model",
+                    opts.host.c_str());
     ho.max_body_bytes         = opts.max_body_bytes;
     ho.model_path             = model;
     ho.model_id               = resolved.name;

@@ -18,10 +18,11 @@ struct serve_options {
     int prefill_chunk     = 512;   // prompt tokens per sequence per tick
     int tick_ms           = 30;    // target tick duration with prefill, ms (0: fixed budget)
     int threads           = 0;     // 0 = all CPUs
-    int http_threads      = 128;
+    int http_threads      = 256;   // connections served at once (http/connection_gate.h)
     size_t max_body_bytes = 32u << 20;
-    std::string state_dir;    // empty = XDG state dir
-    std::string config_file;  // JSON: default_priority, priority_rules (api/priority.h)
+    std::string state_dir;              // empty = XDG state dir
+    std::string config_file;            // JSON: default_priority, priority_rules (api/priority.h)
+    std::vector<std::string> api_keys;  // --api-key: required of every API request when set
     priority_class default_priority = priority_class::NORMAL;
     bool strict_model_names         = false;  // unknown model names: 404, not the served model
     int64_t aging_ms                = 10000;  // scheduler aging step (scheduler.h)

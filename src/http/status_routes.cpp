@@ -1,4 +1,5 @@
 #include "http/status_routes.h"
+#include "http/admission.h"
 
 #include <cpp-httplib/httplib.h>
 #include <nlohmann/json.hpp>
@@ -141,7 +142,8 @@ std::string metrics_text(session_manager &sessions) {
 }  // namespace
 
 void register_status_routes(httplib::Server &svr, session_manager &sessions,
-                            const std::string &model_id, const std::string & /*model_path*/) {
+                            const std::string &model_id, const std::string & /*model_path*/,
+                            std::shared_ptr<connection_stats> connections) {
     svr.Get("/health", [&sessions](const httplib::Request &, httplib::Response &res) {
         auto h     = sessions.health();
         bool ready = h.reachable && h.status.ready;
@@ -190,8 +192,10 @@ void register_status_routes(httplib::Server &svr, session_manager &sessions,
                         "application/json");
     });
 
-    svr.Get("/metrics", [&sessions](const httplib::Request &, httplib::Response &res) {
-        res.set_content(metrics_text(sessions), "text/plain; version=0.0.4");
+    svr.Get("/metrics", [&sessions, connections](const httplib::Request &, httplib::Response &res) {
+        res.set_content(
+            metrics_text(sessions) + (connections ? connection_metrics_text(*connections) : ""),
+            "text/plain; version=0.0.4");
     });
 }
 
