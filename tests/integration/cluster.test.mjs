@@ -258,41 +258,34 @@ test('cluster: a restarted guest re-joins with its certificate, not a token', { 
   assert.equal(r.done, true);
 });
 
-test('cluster: a guest whose link is cut silently (veth down): its sessions move, no token lost; it comes back', { skip: !hasNs }, async () => {
+/**
+ * Streams with node `name` disrupted mid-run by `disrupt()`: every stream must equal the
+ * reference and the node must show as failing; `heal()` then lets it back, and it must become
+ * active again.
+ */
+async function disruptAndHeal(name, disrupt, heal) {
   assert.ok(reference, 'the reference run exists');
   assert.ok(await waitActive(['local', 'guest-a', 'guest-b', 'guest-c']), 'four active nodes');
-  let cut = false;
+  let done = false;
   try {
-    const out = await runAndDisrupt('guest-b', () => {
-      net.linkDown(1);
-      cut = true;
+    const out = await runAndDisrupt(name, () => {
+      disrupt();
+      done = true;
     });
     await checkStreams(out, reference);
-    const b = await until(async () => (await nodes()).find((n) => n.name === 'guest-b' && n.state === 'failing'), 15000);
-    assert.ok(b, 'the cut guest shows as failing');
+    const n = await until(async () => (await nodes()).find((x) => x.name === name && x.state === 'failing'), 15000);
+    assert.ok(n, `${name} shows as failing`);
   } finally {
-    if (cut) net.linkUp(1);
+    if (done) heal();
   }
-  assert.ok(await waitActive(['guest-b'], 60000), 'guest b is active again once its link is back');
-});
+  assert.ok(await waitActive([name], 60000), `${name} is active again once healed`);
+}
 
-test('cluster: a half-open link (the guest\'s packets to the head dropped): its sessions move, no token lost', { skip: !nft }, async () => {
-  assert.ok(reference, 'the reference run exists');
-  assert.ok(await waitActive(['local', 'guest-a', 'guest-b', 'guest-c']), 'four active nodes');
-  let dropped = false;
-  try {
-    const out = await runAndDisrupt('guest-c', () => {
-      net.dropToHead(2);
-      dropped = true;
-    });
-    await checkStreams(out, reference);
-    const c = await until(async () => (await nodes()).find((n) => n.name === 'guest-c' && n.state === 'failing'), 15000);
-    assert.ok(c, 'the half-open guest shows as failing');
-  } finally {
-    if (dropped) net.healToHead(2);
-  }
-  assert.ok(await waitActive(['guest-c'], 60000), 'guest c is active again once its packets pass');
-});
+test('cluster: a guest whose link is cut silently (veth down): its sessions move, no token lost; it comes back', { skip: !hasNs }, () =>
+  disruptAndHeal('guest-b', () => net.linkDown(1), () => net.linkUp(1)));
+
+test('cluster: a half-open link (the guest\'s packets to the head dropped): its sessions move, no token lost', { skip: !nft }, () =>
+  disruptAndHeal('guest-c', () => net.dropToHead(2), () => net.healToHead(2)));
 
 test('cluster: after a head restart (now routing only: --no-local-worker) the guests register again with their certificates', { skip: !hasNs }, async () => {
   const stateDir = head.stateDir;
