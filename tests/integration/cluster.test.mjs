@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, model, until, freePort, runSuperfluid, SUPERFLUID } from '../lib/server.mjs';
@@ -167,6 +167,7 @@ after(async () => {
   await Promise.all([...running].map((g) => g.exited));
   if (head) await head.stop();
   if (net) net.teardown();
+  rmSync(scratch, { recursive: true, force: true });
 });
 
 test('cluster: the head prints a join token on first start; two guests join with a two-use token', { skip: !hasNs }, async () => {
