@@ -40,7 +40,15 @@ struct serve_options {
     int64_t journal_max_bytes = 256ll << 20;    // and at most this much data
     int64_t journal_max_pages = 0;  // hidden, tests: PRAGMA max_page_count (a "full disk")
     std::string scripted_output;    // hidden, tests: the worker answers from this script
+    // Cluster mode (issue #17): a guest port for `superfluid join`, sessions placed on nodes.
+    bool cluster           = false;
+    int guest_port         = 8454;
+    std::string guest_host = "0.0.0.0";
+    bool local_worker      = true;  // --no-local-worker: the head only routes
 };
+
+/** The `superfluid worker …` command line serve and join start (argv[0] = this executable). */
+std::vector<std::string> worker_argv(const serve_options &opts, const std::string &model);
 
 /**
  * Parses a size: a plain number is MiB; units B, K/KB/KiB, M/MB/MiB, G/GB/GiB (all binary,

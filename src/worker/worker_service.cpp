@@ -296,6 +296,8 @@ grpc::Status worker_service::ModelInfo(grpc::ServerContext *, const pb::ModelInf
     reply->set_architecture(facts_.architecture);
     reply->set_file_type(facts_.file_type);
     reply->set_description(facts_.description);
+    reply->set_tokenizer_fingerprint(facts_.tokenizer_fingerprint);
+    reply->set_model_fingerprint(facts_.model_fingerprint);
     return grpc::Status::OK;
 }
 
