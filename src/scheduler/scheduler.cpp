@@ -121,11 +121,11 @@ void scheduler::update_counts_locked() {
 
 // Puts a waiting sequence (new or parked) into a free slot.
 void scheduler::place(int i, seq_state &&s) {
-    auto &sl    = slots_[i];
-    sl.used     = true;
-    sl.seq      = std::move(s);
-    auto &q     = sl.seq;
-    q.placed_at = now();
+    auto &sl         = slots_[i];
+    sl.used          = true;
+    sl.seq           = std::move(s);
+    auto &q          = sl.seq;
+    q.served_in_slot = 0;
     if (q.parked >= 0) {
         bool ok  = engine_.seq_unpark(q.parked, i);
         q.parked = -1;
@@ -187,17 +187,18 @@ service_rank scheduler::rank(const seq_state &s, clock::time_point now) const {
 }
 
 // For a newcomer (never placed) with no free slot and no less urgent class running: the running
-// sequence of its class with the most attained service, if that one has had its quantum since
-// it was placed and ranks after the newcomer; else -1.
+// sequence of its class with the most attained service, if that one has had its quantum of
+// service since it was placed and ranks after the newcomer; else -1.
 int scheduler::pick_fair_victim(const seq_state &w, clock::time_point now) const {
     if (w.started || w.parked >= 0) return -1;
     const service_rank mine = rank(w, now);
-    const auto quantum      = std::chrono::milliseconds(opts_.service.quantum_ms);
     int victim              = -1;
     service_rank most;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
         const auto &sl = slots_[i];
-        if (!sl.used || sl.seq.req.cls != w.req.cls || now - sl.seq.placed_at < quantum) continue;
+        if (!sl.used || sl.seq.req.cls != w.req.cls ||
+            sl.seq.served_in_slot < opts_.service.quantum)
+            continue;
         const service_rank r = rank(sl.seq, now);
         if (!(mine < r)) continue;
         if (victim < 0 || most < r) {
@@ -424,6 +425,7 @@ bool scheduler::tick() {
     for (size_t i = 0; i < plan.size(); ++i) {
         auto &s = slots_[plan[i].slot].seq;
         ledger_.charge(s.service, client_of(s), plan[i].n_tokens, served_at);
+        s.served_in_slot += plan[i].n_tokens;
         s.n_past += plan[i].n_tokens;
         s.pending.erase(s.pending.begin(), s.pending.begin() + plan[i].n_tokens);
         s.last_served    = tick_no_;

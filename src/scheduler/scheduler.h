@@ -13,7 +13,7 @@
 //   like an interactive one after at most 2 × aging_ms without service: it is never starved.
 // * Within a class (issue #18, no marker needed): least attained service first, for admission,
 //   prefill and same-class preemption (a newcomer parks the most-served sequence of its class
-//   after that one's quantum); scheduler/service_policy.h has the policy and its parameters.
+//   once that one had its quantum of service); scheduler/service_policy.h has the policy.
 #pragma once
 
 #include <array>
@@ -129,7 +129,7 @@ class scheduler {
         int32_t cached = 0;               // prompt tokens reused from the cache
         std::vector<int32_t> boundaries;  // snapshot points still ahead (snapshot mode)
         decayed_count service;            // attained service (tokens computed, decayed)
-        clock::time_point placed_at;      // when it last entered a slot (quantum_ms counts from it)
+        int64_t served_in_slot = 0;       // tokens computed since it last entered a slot
     };
     struct slot {
         bool used = false;

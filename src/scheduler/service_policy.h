@@ -10,8 +10,9 @@
 // * Order: within a class, (client's service, sequence's service), least first; explicit
 //   classes (and aging) still come before it.
 // * Preemption: with no free sequence, a newcomer parks the most-served running sequence of
-//   its class that has run at least `quantum_ms` since it was placed and ranks after the
-//   newcomer, by the same park/resume path an interactive request uses on a batch one.
+//   its class that has had at least `quantum` tokens of service since it was placed (or
+//   resumed) and ranks after the newcomer, by the same park/resume path an interactive request
+//   uses on a batch one.
 // * Minimum share: each tick, `min_share` of the prompt budget goes first to the class's
 //   longest-waiting prefill, so a flood of newcomers never starves a long prompt.
 //
@@ -32,12 +33,17 @@ struct service_options {
     // conversation's pause, so the previous turn's tokens and an agent's earlier requests are
     // forgiven within ~30 s (2^-6). 0: never forgotten.
     int64_t half_life_ms = 5000;
-    // Least time a sequence runs after being placed (or resumed) before a same-class newcomer
-    // may park it. Parking saves and later restores the sequence's state (a few ms for a
-    // context of thousands of tokens on the bench model), so 250 ms keeps that under a few
-    // percent of its time and keeps two sequences from trading a slot every tick; a newcomer
-    // waits at most this long for a sequence to park.
-    int64_t quantum_ms = 250;
+    // Least service (tokens prefilled + decoded) a sequence gets after being placed or resumed
+    // before a same-class newcomer may park it. 512: (1) a burst of short requests (prompt +
+    // answer under 512 tokens) is never time-sliced: among equal short jobs first come, first
+    // served finishes them soonest, round-robin would finish them all late; (2) parking copies
+    // the sequence's state out and back, so each placement does at least this much work and
+    // two sequences cannot trade a slot every tick; (3) a long prompt reaches it within a few
+    // ticks (8 prefills of a 512-token tick: 8 ticks), so the newcomer waits little. A sequence
+    // that only decodes reaches it after 512 tokens: the newcomer parks a more-served one, or
+    // waits. Counted in tokens, not time, so the same requests preempt the same way on any
+    // machine.
+    int32_t quantum = 512;
     // Share of each tick's prompt budget that goes first to the class's prefill that has
     // waited longest (at least one 64-token quantum): 1/8 keeps a long prompt moving while
     // newcomers arrive every tick, and leaves 7/8 of a 512-token tick to a newcomer's prompt.

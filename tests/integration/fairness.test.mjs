@@ -1,13 +1,14 @@
 // Fairness without markers (issue #18) on a real server: every sequence streams a long unmarked
 // answer; a short unmarked request still gets its first token while they run (a same-class
-// newcomer parks the most-served sequence), and every long stream completes with exactly the
-// text of an uncontested run: nothing lost, nothing repeated. Orderings and counts, no timing.
+// newcomer parks the most-served sequence once it had its quantum: 512 tokens, reached ~490
+// tokens into a 1,000-token answer), and every long stream completes with exactly the text of
+// an uncontested run: nothing lost, nothing repeated. Orderings and counts, no timing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, until } from '../lib/server.mjs';
 import { sseFrames } from '../lib/sse.mjs';
 
-const LONG_TOKENS = 600;
+const LONG_TOKENS = 1000;
 
 function post(server, body) {
   // No priority header, no key, no class in the body: the usual client.

@@ -204,10 +204,10 @@ TEST(Scheduler, InteractiveSessionPreemptsABatchSequenceWhichResumesExactly) {
 // fairness policy, service_policy_test.cpp; an hour's quantum keeps it out of this test.)
 TEST(Scheduler, EqualOrLessUrgentWaitersNeverPreemptByClass) {
     sf::test::fake_engine eng;
-    eng.seqs             = 1;
-    eng.decode_sleep_us  = 500;
-    auto o               = opts(64, 64);
-    o.service.quantum_ms = 3600 * 1000;
+    eng.seqs            = 1;
+    eng.decode_sleep_us = 500;
+    auto o              = opts(64, 64);
+    o.service.quantum   = 1 << 30;
     sf::scheduler s(eng, o);
     auto a = submit(s, "a", 4, 50, {}, sf::priority_class::NORMAL);
     s.start();

@@ -166,23 +166,24 @@ TEST(ServicePolicy, AShortNewcomerIsServedInTheNextTickAmongLongPrefills) {
     EXPECT_GT(others, 0u);
 }
 
-// A newcomer with no free sequence waits while every running sequence is within its quantum.
-TEST(ServicePolicy, ASequenceRunsItsQuantumBeforeANewcomerParksIt) {
+// A newcomer with no free sequence waits while every running sequence is within its quantum of
+// service (tokens, not time: an hour changes nothing), and gets the slot in the tick after the
+// running one reaches it.
+TEST(ServicePolicy, ASequenceHasItsQuantumOfServiceBeforeANewcomerParksIt) {
     fake_clock clk;
     sf::test::fake_engine eng;
-    eng.seqs = 1;
-    auto o   = opts(clk, 64);
+    eng.seqs          = 1;
+    auto o            = opts(clk, 64);
+    o.service.quantum = 100;
+    o.aging_ms        = 0;  // the hour below would promote the waiter a class: aging's business
     sf::scheduler s(eng, o);
     auto first = submit(s, "first", 10, 1000);
-    ASSERT_TRUE(s.step());
+    ASSERT_TRUE(s.step());  // 10 prompt tokens
     auto second = submit(s, "second", 10, 2);
-    for (int i = 0; i < 5; ++i) {
-        ASSERT_TRUE(s.step());
-        clk.advance(std::chrono::milliseconds(o.service.quantum_ms / 10));
-    }
+    clk.advance(1h);
+    for (int i = 0; i < 90; ++i) ASSERT_TRUE(s.step());  // 90 decode steps: 100 tokens
     EXPECT_EQ(s.stats().preemptions, 0u);
     EXPECT_TRUE(ready(*second).empty());
-    clk.advance(std::chrono::milliseconds(o.service.quantum_ms));
     ASSERT_TRUE(s.step());
     EXPECT_EQ(s.stats().preemptions, 1u);
     EXPECT_EQ(tokens(ready(*second)).size(), 1u);
@@ -194,9 +195,11 @@ TEST(ServicePolicy, ASequenceRunsItsQuantumBeforeANewcomerParksIt) {
 TEST(ServicePolicy, TheMostServedClientsMostServedSequenceIsParkedFirst) {
     fake_clock clk;
     sf::test::fake_engine eng;
-    eng.seqs  = 3;
-    eng.batch = 2048;
-    sf::scheduler s(eng, opts(clk, 2048));
+    eng.seqs          = 3;
+    eng.batch         = 2048;
+    auto o            = opts(clk, 2048);
+    o.service.quantum = 100;
+    sf::scheduler s(eng, o);
     auto x1 = submit(s, "x1", 299, 1000, "X");  // prompt + first decode step: 300 tokens
     auto x2 = submit(s, "x2", 280, 1000, "X");
     auto y1 = submit(s, "y1", 499, 1000, "Y");
@@ -223,12 +226,12 @@ TEST(ServicePolicy, ALongJobNeverGetsLessThanItsMinimumShare) {
     for (double share : {0.125, 0.0}) {
         fake_clock clk;
         sf::test::fake_engine eng;
-        eng.seqs             = 2;
-        eng.ctx              = 200000;
-        eng.batch            = 256 + 2;
-        auto o               = opts(clk, 256);
-        o.service.min_share  = share;
-        o.service.quantum_ms = 3600 * 1000;  // no preemption: the share is the tick's
+        eng.seqs            = 2;
+        eng.ctx             = 200000;
+        eng.batch           = 256 + 2;
+        auto o              = opts(clk, 256);
+        o.service.min_share = share;
+        o.service.quantum   = 1 << 30;  // no preemption: the share is the tick's
         sf::scheduler s(eng, o);
         auto long_job = submit(s, "long", 100000, 1);
         ASSERT_TRUE(s.step());
@@ -256,7 +259,9 @@ TEST(ServicePolicy, AParkedSequenceResumesByteIdentical) {
         sf::test::fake_engine eng;
         eng.seqs               = 1;
         eng.sample_from_memory = true;
-        sf::scheduler s(eng, opts(clk, 64));
+        auto o                 = opts(clk, 64);
+        o.service.quantum      = 64;
+        sf::scheduler s(eng, o);
         auto ch = submit(s, "long", 100, 40, "", 7);
         std::shared_ptr<sf::event_channel> chat;
         for (int i = 0; i < 12; ++i) s.step();  // prefill (2 ticks) and 10 tokens
