@@ -232,11 +232,12 @@ bool scheduler::park(int v, const seq_state &for_whom, clock::time_point now) {
 void scheduler::admit_locked(clock::time_point now) {
     // By aged class, then least attained service (a newcomer before a parked sequence of the
     // same client; a light client's newcomer before a heavy one's), then arrival.
+    for (auto &w : waiting_) w.queue_rank = rank(w, now);
     std::stable_sort(waiting_.begin(), waiting_.end(), [&](const seq_state &a, const seq_state &b) {
         auto ca = aged(a, now), cb = aged(b, now);
         if (ca != cb) return ca < cb;
-        const service_rank ra = rank(a, now), rb = rank(b, now);
-        if (ra < rb || rb < ra) return ra < rb;
+        if (a.queue_rank < b.queue_rank || b.queue_rank < a.queue_rank)
+            return a.queue_rank < b.queue_rank;
         return a.arrival < b.arrival;
     });
     while (!waiting_.empty()) {
