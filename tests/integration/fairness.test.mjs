@@ -1,14 +1,15 @@
 // Fairness without markers (issue #18) on a real server: every sequence streams a long unmarked
 // answer; a short unmarked request still gets its first token while they run (a same-class
-// newcomer parks the most-served sequence once it had its quantum: 512 tokens, reached ~490
-// tokens into a 1,000-token answer), and every long stream completes with exactly the text of
-// an uncontested run: nothing lost, nothing repeated. Orderings and counts, no timing.
+// newcomer parks the most-served sequence once it had its quantum: 200 tokens here, reached
+// ~180 tokens into a 500-token answer), and every long stream completes with exactly the text
+// of an uncontested run: nothing lost, nothing repeated. Orderings and counts, no timing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, until } from '../lib/server.mjs';
 import { sseFrames } from '../lib/sse.mjs';
 
-const LONG_TOKENS = 1000;
+const LONG_TOKENS = 500;
+const QUANTUM = 200; // --preempt-quantum (default 512): a shorter test
 
 function post(server, body) {
   // No priority header, no key, no class in the body: the usual client.
@@ -49,7 +50,7 @@ async function readStream(res, onContent = () => {}) {
 }
 
 test('unmarked: a short request gets its first token while every sequence streams a long answer; the long streams lose and repeat nothing', async () => {
-  const server = await startServer(['--parallel', '2']);
+  const server = await startServer(['--parallel', '2', '--preempt-quantum', String(QUANTUM)]);
   try {
     // The reference: the two long answers with nobody else on the server.
     const reference = await Promise.all([0, 1].map(async (i) => (await readStream(await post(server, longBody(i)))).text));
@@ -89,5 +90,25 @@ test('unmarked: a short request gets its first token while every sequence stream
     }
   } finally {
     await server.stop();
+  }
+});
+
+test('unmarked: a burst of short requests is not time-sliced (below the quantum nobody is parked); with no quantum it is', async () => {
+  for (const quantum of [null, 0]) {
+    // No aging: on a slow machine a request waiting 10 s would preempt by aging, not by this policy.
+    const args = ['--parallel', '2', '--aging-ms', '0'];
+    const server = await startServer([...args, ...(quantum === null ? [] : ['--preempt-quantum', String(quantum)])]);
+    try {
+      // 8 requests for 2 sequences, each far below 512 tokens of prompt + answer.
+      const outs = await Promise.all(
+        [...Array(8).keys()].map(async (i) => readStream(await post(server, { ...longBody(i), max_tokens: 48 }))),
+      );
+      for (const o of outs) assert.ok(o.done);
+      const m = await server.metrics();
+      if (quantum === null) assert.equal(m.num_preemptions_total ?? 0, 0, 'first come, first served');
+      else assert.ok(m.num_preemptions_total > 0, 'with no quantum, newcomers park running sequences');
+    } finally {
+      await server.stop();
+    }
   }
 });
