@@ -187,8 +187,10 @@ service_rank scheduler::rank(const seq_state &s, clock::time_point now) const {
 }
 
 // For a newcomer (never placed) with no free slot and no less urgent class running: the running
-// sequence of its class with the most attained service, if that one has had its quantum of
-// service since it was placed and ranks after the newcomer; else -1.
+// sequence of its class with the most attained service that ranks after the newcomer and has
+// had its quantum of service since it was placed, or, never parked yet, has a prompt of at least
+// a quantum (known to be long from the start, as FastServe's skip-join places it: parked early,
+// its state is still small); else -1.
 int scheduler::pick_fair_victim(const seq_state &w, clock::time_point now) const {
     if (w.started || w.parked >= 0) return -1;
     const service_rank mine = rank(w, now);
@@ -196,8 +198,10 @@ int scheduler::pick_fair_victim(const seq_state &w, clock::time_point now) const
     service_rank most;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
         const auto &sl = slots_[i];
-        if (!sl.used || sl.seq.req.cls != w.req.cls ||
-            sl.seq.served_in_slot < opts_.service.quantum)
+        if (!sl.used || sl.seq.req.cls != w.req.cls) continue;
+        const int64_t q = opts_.service.quantum;
+        if (sl.seq.served_in_slot < q &&
+            (sl.seq.parks > 0 || static_cast<int64_t>(sl.seq.req.prompt.size()) < q))
             continue;
         const service_rank r = rank(sl.seq, now);
         if (!(mine < r)) continue;
@@ -223,8 +227,9 @@ bool scheduler::park(int v, const seq_state &for_whom, clock::time_point now) {
     stats_.preemptions++;
     stats_.preemptions_by_class[static_cast<int>(parked.req.cls)]++;
     parked.last_served_at = now;  // its wait for a slot starts now
-    slots_[v].used        = false;
-    slots_[v].seq         = seq_state{};
+    parked.parks++;
+    slots_[v].used = false;
+    slots_[v].seq  = seq_state{};
     waiting_.push_back(std::move(parked));
     return true;
 }

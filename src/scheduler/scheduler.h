@@ -130,6 +130,7 @@ class scheduler {
         std::vector<int32_t> boundaries;  // snapshot points still ahead (snapshot mode)
         decayed_count service;            // attained service (tokens computed, decayed)
         int64_t served_in_slot = 0;       // tokens computed since it last entered a slot
+        uint32_t parks         = 0;       // times it was parked
         service_rank queue_rank;          // admission's sort key, set before each sort
     };
     struct slot {

@@ -10,9 +10,10 @@
 // * Order: within a class, (client's service, sequence's service), least first; explicit
 //   classes (and aging) still come before it.
 // * Preemption: with no free sequence, a newcomer parks the most-served running sequence of
-//   its class that has had at least `quantum` tokens of service since it was placed (or
-//   resumed) and ranks after the newcomer, by the same park/resume path an interactive request
-//   uses on a batch one.
+//   its class that ranks after the newcomer and has had at least `quantum` tokens of service
+//   since it was placed (or resumed), or whose prompt alone is that long (never parked yet:
+//   FastServe's skip-join), by the same park/resume path an interactive request uses on a
+//   batch one.
 // * Minimum share: each tick, `min_share` of the prompt budget goes first to the class's
 //   longest-waiting prefill, so a flood of newcomers never starves a long prompt.
 //
@@ -39,10 +40,11 @@ struct service_options {
     // served finishes them soonest, round-robin would finish them all late; (2) parking copies
     // the sequence's state out and back, so each placement does at least this much work and
     // two sequences cannot trade a slot every tick; (3) a long prompt reaches it within a few
-    // ticks (8 prefills of a 512-token tick: 8 ticks), so the newcomer waits little. A sequence
-    // that only decodes reaches it after 512 tokens: the newcomer parks a more-served one, or
-    // waits. Counted in tokens, not time, so the same requests preempt the same way on any
-    // machine.
+    // ticks (8 prefills of a 512-token tick: 8 ticks), and one whose prompt alone is this long
+    // may be parked before (until its first park: it is long from the start, and its state is
+    // still small), so the newcomer waits little. A sequence that only decodes reaches it after
+    // 512 tokens: the newcomer parks a more-served one, or waits. Counted in tokens, not time,
+    // so the same requests preempt the same way on any machine.
     int32_t quantum = 512;
     // Share of each tick's prompt budget that goes first to the class's prefill that has
     // waited longest (at least one 64-token quantum): 1/8 keeps a long prompt moving while

@@ -285,3 +285,31 @@ TEST(ServicePolicy, AParkedSequenceResumesByteIdentical) {
     EXPECT_EQ(tokens(resumed), tokens(plain));
     for (size_t i = 0; i + 1 < resumed.size(); ++i) EXPECT_EQ(resumed[i].index, i);
 }
+
+// Skip-join: a sequence whose prompt alone is a quantum long is a long job from the start, and
+// a newcomer may park it before it has had its quantum (its state is still small). Once parked
+// and resumed, it keeps its slot for a full quantum of service.
+TEST(ServicePolicy, ALongPromptMayBeParkedBeforeItsQuantumButOnlyOnce) {
+    fake_clock clk;
+    sf::test::fake_engine eng;
+    eng.seqs          = 1;
+    eng.ctx           = 65536;
+    auto o            = opts(clk, 64);
+    o.service.quantum = 512;
+    sf::scheduler s(eng, o);
+    auto agent = submit(s, "agent", 4000, 4);
+    ASSERT_TRUE(s.step());  // 64 of its 4,000 prompt tokens
+    auto chat = submit(s, "chat", 8, 1);
+    ASSERT_TRUE(s.step());
+    EXPECT_EQ(s.stats().preemptions, 1u) << "parked after 64 tokens of service";
+    EXPECT_EQ(tokens(ready(*chat)).size(), 1u);
+    ASSERT_TRUE(s.step());  // the chat finished: the agent is back
+    ASSERT_EQ(eng.unparked.size(), 1u);
+    auto chat2 = submit(s, "chat-2", 8, 1);
+    for (int i = 0; i < 7; ++i) ASSERT_TRUE(s.step());  // 8 x 64 = 512 tokens since it resumed
+    EXPECT_EQ(s.stats().preemptions, 1u);
+    EXPECT_TRUE(ready(*chat2).empty());
+    ASSERT_TRUE(s.step());
+    EXPECT_EQ(s.stats().preemptions, 2u);
+    EXPECT_EQ(tokens(ready(*chat2)).size(), 1u);
+}
