@@ -189,8 +189,9 @@ service_rank scheduler::rank(const seq_state &s, clock::time_point now) const {
 // For a newcomer (never placed) with no free slot and no less urgent class running: the running
 // sequence of its class with the most attained service that ranks after the newcomer and has
 // had its quantum of service since it was placed, or, never parked yet, has a prompt of at least
-// a quantum (known to be long from the start, as FastServe's skip-join places it: parked early,
-// its state is still small); else -1.
+// a quantum (known to be long from the start, as FastServe's skip-join places it) while its
+// state is still under a quantum (parking copies it: a prompt mostly from the prefix cache is
+// not parked early); else -1.
 int scheduler::pick_fair_victim(const seq_state &w, clock::time_point now) const {
     if (w.started || w.parked >= 0) return -1;
     const service_rank mine = rank(w, now);
@@ -199,10 +200,11 @@ int scheduler::pick_fair_victim(const seq_state &w, clock::time_point now) const
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
         const auto &sl = slots_[i];
         if (!sl.used || sl.seq.req.cls != w.req.cls) continue;
-        const int64_t q = opts_.service.quantum;
-        if (sl.seq.served_in_slot < q &&
-            (sl.seq.parks > 0 || static_cast<int64_t>(sl.seq.req.prompt.size()) < q))
-            continue;
+        const int64_t q       = opts_.service.quantum;
+        const auto &s         = sl.seq;
+        const bool skip_joins = s.parks == 0 && static_cast<int64_t>(s.req.prompt.size()) >= q &&
+                                s.n_past < q;  // long prompt, small state (no big cache hit)
+        if (s.served_in_slot < q && !skip_joins) continue;
         const service_rank r = rank(sl.seq, now);
         if (!(mine < r)) continue;
         if (victim < 0 || most < r) {

@@ -11,9 +11,9 @@
 //   classes (and aging) still come before it.
 // * Preemption: with no free sequence, a newcomer parks the most-served running sequence of
 //   its class that ranks after the newcomer and has had at least `quantum` tokens of service
-//   since it was placed (or resumed), or whose prompt alone is that long (never parked yet:
-//   FastServe's skip-join), by the same park/resume path an interactive request uses on a
-//   batch one.
+//   since it was placed (or resumed), or whose prompt alone is that long while its state is
+//   not yet (never parked yet: FastServe's skip-join), by the same park/resume path an
+//   interactive request uses on a batch one.
 // * Minimum share: each tick, `min_share` of the prompt budget goes first to the class's
 //   longest-waiting prefill, so a flood of newcomers never starves a long prompt.
 //
@@ -41,8 +41,9 @@ struct service_options {
     // the sequence's state out and back, so each placement does at least this much work and
     // two sequences cannot trade a slot every tick; (3) a long prompt reaches it within a few
     // ticks (8 prefills of a 512-token tick: 8 ticks), and one whose prompt alone is this long
-    // may be parked before (until its first park: it is long from the start, and its state is
-    // still small), so the newcomer waits little. A sequence that only decodes reaches it after
+    // may be parked before, while its state is under this many tokens (until its first park: it
+    // is long from the start, and its state is still cheap to copy), so the newcomer waits
+    // little. A sequence that only decodes reaches it after
     // 512 tokens: the newcomer parks a more-served one, or waits. Counted in tokens, not time,
     // so the same requests preempt the same way on any machine.
     int32_t quantum = 512;

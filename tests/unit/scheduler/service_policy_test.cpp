@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/prefix_cache.h"
 #include "fake_engine.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/tick_planner.h"
@@ -312,4 +313,45 @@ TEST(ServicePolicy, ALongPromptMayBeParkedBeforeItsQuantumButOnlyOnce) {
     ASSERT_TRUE(s.step());
     EXPECT_EQ(s.stats().preemptions, 2u);
     EXPECT_EQ(tokens(ready(*chat2)).size(), 1u);
+}
+
+// Skip-join parks early only while the state is small: a long prompt mostly supplied by the
+// prefix cache (a big state, little service) keeps its slot until its quantum of service.
+TEST(ServicePolicy, ALongPromptFromThePrefixCacheIsNotParkedBeforeItsQuantum) {
+    fake_clock clk;
+    sf::test::fake_engine eng;
+    eng.seqs = 1;
+    sf::cache::cache_options co;
+    co.ram_bytes = 1 << 20;
+    sf::cache::prefix_cache cache(eng, co);
+    auto o            = opts(clk, 64);
+    o.service.quantum = 128;
+    o.cache           = &cache;
+    sf::scheduler s(eng, o);
+    auto req = [](const std::string &id, std::vector<sf::token_id> prompt, int max_tokens) {
+        sf::sequence_request r;
+        r.session_id          = id;
+        r.prompt              = std::move(prompt);
+        r.sampling.max_tokens = max_tokens;
+        r.channel             = std::make_shared<sf::event_channel>();
+        return r;
+    };
+    std::vector<sf::token_id> shared(200);
+    for (int i = 0; i < 200; ++i) shared[i] = 100 + i;
+    ASSERT_TRUE(s.submit(req("first", shared, 1)));
+    while (s.step()) {
+    }
+    auto long_prompt = shared;
+    long_prompt.insert(long_prompt.end(), 10, 7);
+    auto agent = req("agent", long_prompt, 1000);
+    auto ch    = agent.channel;
+    ASSERT_TRUE(s.submit(std::move(agent)));
+    ASSERT_TRUE(s.step());  // 200 tokens from the cache, 10 prefilled
+    ASSERT_EQ(tokens(ready(*ch)).size(), 1u);
+    auto chat = submit(s, "chat", 8, 1);
+    for (int i = 0; i < 118; ++i) ASSERT_TRUE(s.step());  // 10 + 118 decode steps: 128
+    EXPECT_EQ(s.stats().preemptions, 0u);
+    ASSERT_TRUE(s.step());
+    EXPECT_EQ(s.stats().preemptions, 1u);
+    EXPECT_EQ(tokens(ready(*chat)).size(), 1u);
 }
