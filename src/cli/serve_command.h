@@ -27,7 +27,7 @@ struct serve_options {
     // Fairness within a class (scheduler/service_policy.h, where the defaults are explained).
     int64_t service_half_life_ms = 5000;
     int32_t preempt_quantum      = 512;
-    double min_share             = 0.125;
+    double min_share             = 0;
     int max_queue                = 1024;  // waiting sessions per class before overload errors
     int64_t cache_ram            = int64_t(4096) << 20;  // prefix cache budget, bytes
     std::string cache_dir;  // disk tier; empty = XDG cache dir, "off" = none
