@@ -54,6 +54,13 @@ bool resolve_priority(const std::optional<priority_class> &from_body, const prio
                       const priority_config &cfg, priority_class &out, api_error &err);
 
 /**
+ * Who sent a request, for fairness between clients within a class (issue #18): "key:" + a hash
+ * of the API key (the key itself is never kept: this id is journaled), else "ua:" + a hash of
+ * the User-Agent, else "conn:" + `connection` (the peer's address and port).
+ */
+std::string client_identity(const priority_headers &h, const std::string &connection);
+
+/**
  * Reads `priority_rules` from a JSON config file:
  * {"default_priority": "normal", "priority_rules": [{"key": "…", "user_agent": "…", "class":
  * "batch"}]}. Returns "" on success, else the error.

@@ -35,6 +35,7 @@ struct bench_options {
     int agent_max_tokens = 256;
     double chat_at_s     = 2.0;
     int chat_max_tokens  = 32;
+    bool unmarked        = false;  // no priority header, key or class in any request
     // recovery
     int kill_after_tokens = 64;
     int stream_tokens     = 256;

@@ -1,4 +1,6 @@
 // Scenario `priority`: N batch agents summarizing long documents; one interactive chat at T s.
+// With --unmarked no request says its class (no body field, no header, no key): the server
+// must tell the chat from the agents by itself (issue #18).
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -21,12 +23,14 @@ scenario_result run_priority(scenario_context &ctx) {
     const auto &o = ctx.opts;
     scenario_result r;
     warm_up(ctx);
+    const std::string chat_cls  = o.unmarked ? "" : "interactive";
+    const std::string agent_cls = o.unmarked ? "" : "batch";
 
     // The same chat question on the idle server: the baseline for chat_ttft_s.
     ctx.prog.say("idle chat");
     stream_result idle =
         post_chat_stream(ctx.server.base_url(), chat_body(chat_messages(), o.chat_max_tokens),
-                         req_opts(ctx, "interactive"));
+                         req_opts(ctx, chat_cls));
 
     std::atomic<int> finished{0};
     double t0 = now_s();
@@ -40,8 +44,9 @@ scenario_result run_priority(scenario_context &ctx) {
                 {{"role", "user"},
                  {"content", "Summarize the following document.\n\n" +
                                  document(1000 + static_cast<uint64_t>(i), o.doc_tokens)}}};
-            stream_result s = post_chat_stream(
-                ctx.server.base_url(), chat_body(msgs, o.agent_max_tokens), req_opts(ctx, "batch"));
+            stream_result s =
+                post_chat_stream(ctx.server.base_url(), chat_body(msgs, o.agent_max_tokens),
+                                 req_opts(ctx, agent_cls));
             done_at[static_cast<size_t>(i)] = now_s() - t0;
             ++finished;
             return s;
@@ -52,7 +57,7 @@ scenario_result run_priority(scenario_context &ctx) {
     ctx.prog.say("chat during " + std::to_string(o.agents) + " agents");
     stream_result chat =
         post_chat_stream(ctx.server.base_url(), chat_body(chat_messages(), o.chat_max_tokens),
-                         req_opts(ctx, "interactive"));
+                         req_opts(ctx, chat_cls));
     ctx.prog.say("chat answered; agents done " + std::to_string(finished.load()) + "/" +
                  std::to_string(o.agents));
     agents_thread.join();
@@ -77,6 +82,7 @@ scenario_result run_priority(scenario_context &ctx) {
     f["agent_completion_p50_s"]     = num(median(completion));
     f["agent_completion_max_s"]     = num(percentile(completion, 100));
     f["agents_errors"]              = errors;
+    f["unmarked"]                   = o.unmarked ? 1 : 0;
     r.samples["agent_completion_s"] = completion;
     if (!chat.ok) r.notes.push_back("chat request failed: " + chat.error);
     if (errors) r.notes.push_back(std::to_string(errors) + " agent request(s) failed");

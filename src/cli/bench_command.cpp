@@ -45,6 +45,8 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
         ->capture_default_str();
     cmd.add_option("--agent-max-tokens", o.agent_max_tokens, "priority: max_tokens per agent")
         ->capture_default_str();
+    cmd.add_flag("--unmarked", o.unmarked,
+                 "priority: no priority header, key or class in any request (the usual client)");
     cmd.add_option("--chat-at", o.chat_at_s, "priority: seconds before the chat question")
         ->capture_default_str();
     cmd.add_option("--kill-after", o.kill_after_tokens, "recovery: tokens before the SIGKILL")

@@ -89,6 +89,22 @@ int main(int argc, char **argv) {
             "A sequence unserved this long is planned one class more urgent (starvation bound: 2x)")
         ->capture_default_str()
         ->check(CLI::Range(int64_t{0}, int64_t{3600000}));
+    serve
+        ->add_option("--service-half-life-ms", so.service_half_life_ms,
+                     "Within a class, attained service (tokens) halves this often; 0: never")
+        ->capture_default_str()
+        ->check(CLI::Range(int64_t{0}, int64_t{3600000}));
+    serve
+        ->add_option("--preempt-quantum", so.preempt_quantum,
+                     "Least service (tokens) a sequence gets in its slot before a same-class "
+                     "newcomer may park it")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1 << 30));
+    serve
+        ->add_option("--min-share", so.min_share,
+                     "Share of each tick's prompt budget kept for the longest-waiting prompt")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0));
     serve->add_option("--max-queue", so.max_queue, "Waiting requests per class before 429/overload")
         ->capture_default_str()
         ->check(CLI::Range(1, 1000000));
@@ -215,6 +231,12 @@ int main(int argc, char **argv) {
     worker->add_option("--tick-ms", wo.tick_ms, "Target tick duration with prefill, ms");
     worker->add_option("--threads", wo.engine.threads, "CPU threads (0 = all)");
     worker->add_option("--aging-ms", wo.aging_ms, "Aging step in milliseconds");
+    worker->add_option("--service-half-life-ms", wo.service.half_life_ms,
+                       "Half-life of attained service");
+    worker->add_option("--preempt-quantum", wo.service.quantum,
+                       "Least service in a slot (tokens) before same-class preemption");
+    worker->add_option("--min-share", wo.service.min_share,
+                       "Prompt budget share of the longest-waiting prompt");
     worker->add_option("--max-queue", wo.max_waiting, "Waiting sessions per class");
     worker->add_option("--cache-ram-bytes", wo.cache_ram, "Prefix cache budget in bytes");
     worker->add_option("--cache-dir", wo.cache_dir, "Prefix cache disk tier ('' : none)");

@@ -101,6 +101,10 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
                                      "--threads",       std::to_string(opts.threads),
                                      "--aging-ms",      std::to_string(opts.aging_ms),
                                      "--max-queue",     std::to_string(opts.max_queue)};
+    // Fairness within a class (scheduler/service_policy.h).
+    argv.insert(argv.end(), {"--service-half-life-ms", std::to_string(opts.service_half_life_ms),
+                             "--preempt-quantum", std::to_string(opts.preempt_quantum),
+                             "--min-share", std::to_string(opts.min_share)});
     // Prefix cache: memory budget, disk tier (the XDG cache directory unless told otherwise).
     std::string cache_dir = opts.cache_dir;
     if (cache_dir.empty()) cache_dir = paths::default_cache_dir() + "/prefix-cache";

@@ -26,8 +26,12 @@ struct serve_options {
     priority_class default_priority = priority_class::NORMAL;
     bool strict_model_names         = false;  // unknown model names: 404, not the served model
     int64_t aging_ms                = 10000;  // scheduler aging step (scheduler.h)
-    int max_queue                   = 1024;   // waiting sessions per class before overload errors
-    int64_t cache_ram               = int64_t(4096) << 20;  // prefix cache budget, bytes
+    // Fairness within a class (scheduler/service_policy.h, where the defaults are explained).
+    int64_t service_half_life_ms = 5000;
+    int32_t preempt_quantum      = 512;
+    double min_share             = 0;
+    int max_queue                = 1024;  // waiting sessions per class before overload errors
+    int64_t cache_ram            = int64_t(4096) << 20;  // prefix cache budget, bytes
     std::string cache_dir;  // disk tier; empty = XDG cache dir, "off" = none
     int64_t cache_disk       = int64_t(8192) << 20;  // disk tier bound, bytes
     std::string cache_type_k = "f16";  // KV cache element types (llama-server's names)

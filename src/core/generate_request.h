@@ -34,6 +34,9 @@ struct generate_request {
     std::string client_meta;
     // The client's User-Agent, for the status views (/api/ps, /ui). Not journaled.
     std::string user_agent;
+    // Who sent it (api/priority.h client_identity, no secret in it): the worker's scheduler
+    // shares service fairly between clients of a class. Journaled.
+    std::string client;
 };
 
 /**

@@ -60,6 +60,8 @@ bool apply_priority(const httplib::Request &req, const priority_config &cfg, gen
         return false;
     res.set_header("X-Superfluid-Priority", class_name(greq.cls));
     greq.user_agent = req.get_header_value("User-Agent");
+    greq.client     = client_identity(priority_headers_of(req),
+                                      req.remote_addr + ":" + std::to_string(req.remote_port));
     // One line per generation request: who asked, in which class.
     SF_LOG_INFO("http", "%s %s: class %s, model \"%s\", user-agent \"%s\"", req.method.c_str(),
                 req.path.c_str(), class_name(greq.cls), greq.model.c_str(),

@@ -51,7 +51,7 @@ api_error from_start_error(const start_error &se);
 /**
  * Resolves the request's priority class (api/priority.h: body, headers, key, rules) into
  * `greq.cls` and echoes it in X-Superfluid-Priority; copies the User-Agent into
- * `greq.user_agent`, and logs the request (method, path, class, model, User-Agent). False
+ * `greq.user_agent` and the client's identity (api/priority.h) into `greq.client`, and logs the request (method, path, class, model, User-Agent). False
  * with `err` for a bad header value.
  */
 bool apply_priority(const httplib::Request &req, const priority_config &cfg, generate_request &greq,

@@ -17,6 +17,7 @@ void to_proto(const worker_submission &s, pb::GenerateRequest &out) {
     }
     to_proto(req.sampling, *out.mutable_sampling());
     out.set_priority(to_proto(req.cls));
+    out.set_client(req.client);
     for (token_id t : req.prefix_tokens) out.add_prefix_tokens(t);
     out.set_want_prompt_tokens(req.want_prompt_tokens);
     out.set_client_meta(req.client_meta);
@@ -39,6 +40,7 @@ worker_submission from_proto(const pb::GenerateRequest &r) {
     req.sampling = from_proto(r.sampling());
     req.has_seed = true;
     req.cls      = from_proto(r.priority());
+    req.client   = r.client();
     req.prefix_tokens.assign(r.prefix_tokens().begin(), r.prefix_tokens().end());
     req.want_prompt_tokens = r.want_prompt_tokens();
     req.client_meta        = r.client_meta();

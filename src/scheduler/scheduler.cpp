@@ -8,7 +8,7 @@
 namespace sf {
 
 scheduler::scheduler(engine_i &engine, scheduler_options opts)
-    : engine_(engine), opts_(opts), slots_(engine.n_seq_max()) {
+    : engine_(engine), opts_(opts), slots_(engine.n_seq_max()), ledger_(opts.service) {
     opts_.planner.budget = std::min(opts_.planner.budget, engine.n_batch());
     const int32_t cap =
         opts_.planner.prefill_budget > 0 ? opts_.planner.prefill_budget : opts_.planner.budget;
@@ -51,7 +51,7 @@ bool scheduler::submit(sequence_request req) {
         seq_state s;
         s.req            = std::move(req);
         s.arrival        = ++arrivals_;
-        s.last_served_at = clock::now();
+        s.last_served_at = now();
         waiting_.push_back(std::move(s));
         // Only the waiting counts: slots_ belong to the tick thread (scheduler.h), which
         // refreshes the running counts itself.
@@ -121,10 +121,11 @@ void scheduler::update_counts_locked() {
 
 // Puts a waiting sequence (new or parked) into a free slot.
 void scheduler::place(int i, seq_state &&s) {
-    auto &sl = slots_[i];
-    sl.used  = true;
-    sl.seq   = std::move(s);
-    auto &q  = sl.seq;
+    auto &sl         = slots_[i];
+    sl.used          = true;
+    sl.seq           = std::move(s);
+    auto &q          = sl.seq;
+    q.served_in_slot = 0;
     if (q.parked >= 0) {
         bool ok  = engine_.seq_unpark(q.parked, i);
         q.parked = -1;
@@ -152,6 +153,9 @@ void scheduler::place(int i, seq_state &&s) {
     for (token_id t : q.req.resume_tokens) q.text->push(engine_.token_piece(t));
     q.n_generated = static_cast<uint32_t>(q.req.resume_tokens.size());
     q.started     = true;
+    // Its wait for prompt service starts now: a newcomer is not "least recently served" ahead of
+    // a prompt that has waited (the planner's reserved share goes to the longest wait).
+    q.last_served = tick_no_;
     if (!engine_.seq_start(i, q.req.sampling, q.pending, q.req.resume_tokens.size())) {
         finish(i, finish_reason::ERROR,
                "the engine could not set up the sequence's sampler (see the worker's log)");
@@ -174,10 +178,74 @@ int scheduler::pick_victim(priority_class c) const {
     return victim;
 }
 
+const std::string &scheduler::client_of(const seq_state &s) const {
+    return s.req.client.empty() ? s.req.session_id : s.req.client;
+}
+
+service_rank scheduler::rank(const seq_state &s, clock::time_point now) const {
+    return ledger_.rank(s.service, client_of(s), now);
+}
+
+// For a newcomer (never placed) with no free slot and no less urgent class running: the running
+// sequence of its class with the most attained service that ranks after the newcomer and has
+// had its quantum of service since it was placed, or, never parked yet, has a prompt of at least
+// a quantum (known to be long from the start, as FastServe's skip-join places it) while its
+// state is still under a quantum (parking copies it: a prompt mostly from the prefix cache is
+// not parked early); else -1.
+int scheduler::pick_fair_victim(const seq_state &w, clock::time_point now) const {
+    if (w.started || w.parked >= 0) return -1;
+    const service_rank mine = rank(w, now);
+    int victim              = -1;
+    service_rank most;
+    for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
+        const auto &sl = slots_[i];
+        if (!sl.used || sl.seq.req.cls != w.req.cls) continue;
+        const int64_t q       = opts_.service.quantum;
+        const auto &s         = sl.seq;
+        const bool skip_joins = s.parks == 0 && static_cast<int64_t>(s.req.prompt.size()) >= q &&
+                                s.n_past < q;  // long prompt, small state (no big cache hit)
+        if (s.served_in_slot < q && !skip_joins) continue;
+        const service_rank r = rank(sl.seq, now);
+        if (!(mine < r)) continue;
+        if (victim < 0 || most < r) {
+            victim = i;
+            most   = r;
+        }
+    }
+    return victim;
+}
+
+// Parks slot v's sequence into the waiting queue (mu_ held). False when the engine cannot.
+bool scheduler::park(int v, const seq_state &for_whom, clock::time_point now) {
+    seq_state parked = std::move(slots_[v].seq);
+    parked.parked    = engine_.seq_park(v);
+    if (parked.parked < 0) {
+        slots_[v].seq = std::move(parked);  // cannot park it: leave it running
+        return false;
+    }
+    SF_LOG_DEBUG("scheduler", "preempted session %s (class %d) for %s",
+                 parked.req.session_id.c_str(), static_cast<int>(parked.req.cls),
+                 for_whom.req.session_id.c_str());
+    stats_.preemptions++;
+    stats_.preemptions_by_class[static_cast<int>(parked.req.cls)]++;
+    parked.last_served_at = now;  // its wait for a slot starts now
+    parked.parks++;
+    slots_[v].used = false;
+    slots_[v].seq  = seq_state{};
+    waiting_.push_back(std::move(parked));
+    return true;
+}
+
 void scheduler::admit_locked(clock::time_point now) {
+    // By aged class, then least attained service (a newcomer before a parked sequence of the
+    // same client; a light client's newcomer before a heavy one's), then arrival.
+    for (auto &w : waiting_) w.queue_rank = rank(w, now);
     std::stable_sort(waiting_.begin(), waiting_.end(), [&](const seq_state &a, const seq_state &b) {
         auto ca = aged(a, now), cb = aged(b, now);
-        return ca != cb ? ca < cb : a.arrival < b.arrival;
+        if (ca != cb) return ca < cb;
+        if (a.queue_rank < b.queue_rank || b.queue_rank < a.queue_rank)
+            return a.queue_rank < b.queue_rank;
+        return a.arrival < b.arrival;
     });
     while (!waiting_.empty()) {
         int free_slot = -1;
@@ -188,23 +256,10 @@ void scheduler::admit_locked(clock::time_point now) {
             }
         }
         if (free_slot < 0) {
+            // A less urgent class first; else, within the class, the most-served sequence.
             int v = pick_victim(aged(waiting_.front(), now));
-            if (v < 0) break;
-            seq_state parked = std::move(slots_[v].seq);
-            parked.parked    = engine_.seq_park(v);
-            if (parked.parked < 0) {
-                slots_[v].seq = std::move(parked);  // cannot park it: leave it running
-                break;
-            }
-            SF_LOG_DEBUG("scheduler", "preempted session %s (class %d) for %s",
-                         parked.req.session_id.c_str(), static_cast<int>(parked.req.cls),
-                         waiting_.front().req.session_id.c_str());
-            stats_.preemptions++;
-            stats_.preemptions_by_class[static_cast<int>(parked.req.cls)]++;
-            parked.last_served_at = now;  // its wait for a slot starts now
-            slots_[v].used        = false;
-            slots_[v].seq         = seq_state{};
-            waiting_.push_back(std::move(parked));
+            if (v < 0) v = pick_fair_victim(waiting_.front(), now);
+            if (v < 0 || !park(v, waiting_.front(), now)) break;
             free_slot = v;
         }
         seq_state next = std::move(waiting_.front());
@@ -304,7 +359,7 @@ void scheduler::on_sampled(int slot, token_id t) {
 
 // One tick: plan, decode, sample. Returns false when there was nothing to do.
 bool scheduler::tick() {
-    const auto now = clock::now();
+    const auto now = this->now();
     attach_new();
     std::vector<plan_input> in;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
@@ -327,10 +382,12 @@ bool scheduler::tick() {
         // A chunk ends at the next snapshot point, so the state there can be saved.
         if (!one_by_one && !s.boundaries.empty())
             pending = std::min(pending, s.boundaries.front() - s.n_past);
-        in.push_back({i, aged(s, now), pending, one_by_one, s.last_served, s.arrival});
+        in.push_back(
+            {i, aged(s, now), pending, one_by_one, s.last_served, s.arrival, rank(s, now)});
     }
     planner_options po = opts_.planner;
     po.prefill_budget  = prefill_budget_;
+    po.min_share       = opts_.service.min_share;
     auto plan          = plan_tick(in, po);
     if (plan.empty()) return false;
 
@@ -351,10 +408,10 @@ bool scheduler::tick() {
             n_steps += e.n_tokens;
         items.push_back(std::move(it));
     }
-    const auto started = clock::now();
+    const auto started = this->now();
     int rc             = engine_.decode(items);
     adapt_prefill_budget(n_prompt, n_steps,
-                         std::chrono::duration<double, std::milli>(clock::now() - started).count());
+                         std::chrono::duration<double, std::milli>(this->now() - started).count());
     {
         std::lock_guard lk(mu_);
         stats_.ticks++;
@@ -371,9 +428,12 @@ bool scheduler::tick() {
             finish(e.slot, finish_reason::ERROR, "the engine failed to decode the batch");
         return true;
     }
-    const auto served_at = clock::now();
+    const auto served_at = this->now();
+    if (tick_no_ % 1024 == 0) ledger_.prune(served_at);
     for (size_t i = 0; i < plan.size(); ++i) {
         auto &s = slots_[plan[i].slot].seq;
+        ledger_.charge(s.service, client_of(s), plan[i].n_tokens, served_at);
+        s.served_in_slot += plan[i].n_tokens;
         s.n_past += plan[i].n_tokens;
         s.pending.erase(s.pending.begin(), s.pending.begin() + plan[i].n_tokens);
         s.last_served    = tick_no_;
@@ -448,6 +508,19 @@ void scheduler::attach_new() {
     }
 }
 
+bool scheduler::step() {
+    drop_cancelled();
+    {
+        std::lock_guard lk(mu_);
+        admit_locked(now());
+    }
+    const bool ticked = tick();
+    if (opts_.on_tick_end) opts_.on_tick_end();
+    std::lock_guard lk(mu_);
+    update_counts_locked();
+    return ticked;
+}
+
 void scheduler::run() {
     for (;;) {
         {
@@ -457,15 +530,7 @@ void scheduler::run() {
             if (!busy) cv_.wait(lk, [&] { return stopping_ || !waiting_.empty(); });
             if (stopping_) break;
         }
-        drop_cancelled();
-        {
-            std::lock_guard lk(mu_);
-            admit_locked(clock::now());
-        }
-        tick();
-        if (opts_.on_tick_end) opts_.on_tick_end();
-        std::lock_guard lk(mu_);
-        update_counts_locked();
+        step();
     }
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
         if (slots_[i].used) finish(i, finish_reason::CANCELLED);

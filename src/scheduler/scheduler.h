@@ -11,6 +11,9 @@
 // * Aging: a sequence (waiting or running) that has not been served for `aging_ms` counts as
 //   one class more urgent, two classes after 2 × aging_ms. So a batch sequence is planned
 //   like an interactive one after at most 2 × aging_ms without service: it is never starved.
+// * Within a class (issue #18, no marker needed): least attained service first, for admission,
+//   prefill and same-class preemption (a newcomer parks the most-served sequence of its class
+//   once that one had its quantum of service); scheduler/service_policy.h has the policy.
 #pragma once
 
 #include <array>
@@ -27,6 +30,7 @@
 #include "cache/prefix_cache.h"
 #include "engine/engine.h"
 #include "engine/text_stream.h"
+#include "scheduler/service_policy.h"
 #include "scheduler/tick_planner.h"
 #include "scheduler/types.h"
 
@@ -66,6 +70,11 @@ struct scheduler_options {
     // fewer tokens/s than with 128 (each tick also carries every generating sequence's decode
     // step and its output layer), while 128 kept the chat's first token within ~55 ms.
     int32_t min_prefill = 128;
+    // Fairness within a class by least attained service (scheduler/service_policy.h).
+    service_options service;
+    // The scheduler's clock (aging, attained service, quanta, tick times); null: steady_clock.
+    // Tests pass a fake one and drive the loop with step().
+    std::function<std::chrono::steady_clock::time_point()> clock;
     // Prefix cache (src/cache), owned by the caller, used from the tick thread; null: none.
     cache::prefix_cache *cache = nullptr;
     // Called on the tick thread after each tick's events are pushed (and after the final
@@ -88,6 +97,13 @@ class scheduler {
     void run();
     /** Starts run() on an owned thread, after the engine's warm-up there (returns after it). */
     void start();
+    /**
+     * One iteration of the loop on the calling thread, without waiting: drops cancelled
+     * sessions, admits waiting ones, runs one tick. Returns false when the tick had nothing to
+     * decode. For tests (with a fake clock) and callers that run the loop themselves; never
+     * while run() runs.
+     */
+    bool step();
     /** Ends the loop; running and waiting sessions get a CANCELLED finish. */
     void stop();
     scheduler_stats stats() const;
@@ -112,6 +128,10 @@ class scheduler {
         bool attached  = false;           // the prefix cache was consulted: prefill may start
         int32_t cached = 0;               // prompt tokens reused from the cache
         std::vector<int32_t> boundaries;  // snapshot points still ahead (snapshot mode)
+        decayed_count service;            // attained service (tokens computed, decayed)
+        int64_t served_in_slot = 0;       // tokens computed since it last entered a slot
+        uint32_t parks         = 0;       // times it was parked
+        service_rank queue_rank;          // admission's sort key, set before each sort
     };
     struct slot {
         bool used = false;
@@ -122,6 +142,11 @@ class scheduler {
     void admit_locked(clock::time_point now);
     void place(int slot_index, seq_state &&s);
     int pick_victim(priority_class waiting_cls) const;
+    int pick_fair_victim(const seq_state &newcomer, clock::time_point now) const;
+    bool park(int slot, const seq_state &for_whom, clock::time_point now);
+    service_rank rank(const seq_state &s, clock::time_point now) const;
+    const std::string &client_of(const seq_state &s) const;
+    clock::time_point now() const { return opts_.clock ? opts_.clock() : clock::now(); }
     void drop_cancelled();
     bool tick();
     void finish(int slot, finish_reason reason, std::string error = {});
@@ -134,14 +159,15 @@ class scheduler {
     void update_counts_locked();
     void adapt_prefill_budget(int32_t prefill_tokens, int32_t decode_steps, double tick_ms);
 
-    // Ownership: engine_, slots_, tick_no_, prefill_budget_ and decode_step_ms_ belong to the
-    // tick thread alone (run() and what it calls); no other thread reads them. mu_ guards
+    // Ownership: engine_, slots_, ledger_, tick_no_, prefill_budget_ and decode_step_ms_ belong
+    // to the tick thread alone (run() and what it calls); no other thread reads them. mu_ guards
     // waiting_, stopping_, arrivals_ and stats_: submit() (any thread) appends to waiting_
     // and bumps the waiting counts; the tick thread moves sessions between waiting_ and
     // slots_ and recomputes every count (update_counts_locked) under mu_.
     engine_i &engine_;
     scheduler_options opts_;
     std::vector<slot> slots_;
+    service_ledger ledger_;
 
     mutable std::mutex mu_;
     std::condition_variable cv_;

@@ -1,11 +1,14 @@
 // Plans one tick: which sequences get how many tokens in the next llama_decode.
 // Pure function of the sequences' state (no threads, no engine), so tests drive it directly.
 //
-// Order (issue #4): decode steps of generating sequences by class, then prefill chunks by
-// class. Within a class, the sequence served least recently goes first (round-robin), so one
-// long prompt cannot take every tick's budget. While an interactive sequence prefills, the
-// tick carries no prefill of lower classes: the interactive prompt's tick stays as short as
-// its own tokens make it (its first token is not held up by batch prompts).
+// Order (issues #4, #18): decode steps of generating sequences by class, then prefill chunks
+// by class. Within a class, the sequence with the least attained service goes first (its
+// client's service, then its own: scheduler/service_policy.h), then the one served least
+// recently, so a newcomer's short prompt is prefilled in the next tick among long ones. The
+// class's longest-waiting prefill takes `min_share` of the prompt budget first, so a stream of
+// newcomers never starves a long prompt. While an interactive sequence prefills, the tick
+// carries no prefill of lower classes: the interactive prompt's tick stays as short as its own
+// tokens make it (its first token is not held up by batch prompts).
 //
 // Prefill chunks are cut at multiples of `quantum` tokens (the last piece of a prompt
 // excepted): ggml's CPU flash attention runs its tiled GEMM path only for at least 64 query
@@ -16,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "scheduler/service_policy.h"
 #include "scheduler/types.h"
 
 namespace sf {
@@ -28,6 +32,7 @@ struct plan_input {
     bool generating      = false;  // prefill finished: `pending` is the last sampled token
     uint64_t last_served = 0;      // tick number when it last got tokens (0 = never)
     uint64_t arrival     = 0;      // admission order, breaks ties
+    service_rank served;           // attained service: less goes first within a class
 };
 
 struct plan_entry {
@@ -40,6 +45,7 @@ struct planner_options {
     int32_t prefill_chunk  = 512;  // most prompt tokens one sequence gets in one tick
     int32_t prefill_budget = 0;    // most prompt tokens in one tick, all sequences; 0: budget
     int32_t quantum        = 64;   // prefill chunks are multiples of this (the prompt's end aside)
+    double min_share       = 0;    // service_options::min_share; 0: no reserved share
 };
 
 /** Returns the tick's entries in planning order; total n_tokens <= budget. */

@@ -138,6 +138,7 @@ int run_worker(const worker_options &opts) {
     so.planner.prefill_chunk  = opts.prefill_chunk;
     so.tick_ms                = opts.tick_ms;
     so.aging_ms               = opts.aging_ms;
+    so.service                = opts.service;
     so.max_waiting            = opts.max_waiting;
     so.on_tick_end            = [&service] { service.flush_events(); };
     scheduler sched(*engine, so);

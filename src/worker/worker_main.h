@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/llama/llama_engine.h"
+#include "scheduler/service_policy.h"
 
 namespace sf {
 
@@ -17,10 +18,11 @@ struct worker_options {
     int32_t prefill_chunk = 512;    // most prompt tokens one sequence gets per tick
     int32_t tick_ms       = 30;     // target duration of a tick with prefill (0: fixed budget)
     int64_t aging_ms      = 10000;  // a sequence unserved this long counts one class more urgent
-    int32_t max_waiting   = 1024;   // waiting sessions per class before overload errors
-    int64_t cache_ram     = int64_t(4096) << 20;  // prefix cache memory budget, bytes (0: off)
-    std::string cache_dir;                        // prefix cache disk tier ("" : none)
-    int64_t cache_disk = int64_t(8192) << 20;     // disk tier bound, bytes
+    service_options service;        // fairness within a class (scheduler/service_policy.h)
+    int32_t max_waiting = 1024;     // waiting sessions per class before overload errors
+    int64_t cache_ram   = int64_t(4096) << 20;  // prefix cache memory budget, bytes (0: off)
+    std::string cache_dir;                      // prefix cache disk tier ("" : none)
+    int64_t cache_disk = int64_t(8192) << 20;   // disk tier bound, bytes
     std::string scripted_output;  // tests: a script of the answers (engine/scripted/), "" = off
 };
 

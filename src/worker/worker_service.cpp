@@ -101,6 +101,7 @@ grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateReq
     sequence_request sr;
     sr.session_id = id;
     sr.cls        = protocol::from_proto(req->priority());
+    sr.client     = req->client();
     const std::vector<token_id> prompt_ids =
         req->want_prompt_tokens() ? prompt.tokens : std::vector<token_id>{};
     sr.prompt = std::move(prompt.tokens);
