@@ -4,14 +4,18 @@
 #   2. the pinned llama.cpp (v0.5.0 from the npm registry), built once per machine into
 #      ~/.cache/superfluid (scripts/llama-cpp.sh; ~8 min cold on 2 cores, reused after)
 #   3. this project (CMake preset `default` → build/bin/superfluid, build/bin/mkmodel)
-#   4. the npm SDKs the client tests use (tests/clients)
+#   4. the npm SDKs the client tests use (tests/clients), playwright-core for the browser
+#      tests of /ui (tests/ui; the browser is Debian's chromium)
 # Safe to re-run: every step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake ninja-build ccache pkg-config git ca-certificates curl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libsqlite3-dev libssl-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libgmock-dev)
+  libsqlite3-dev libssl-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libgmock-dev
+  bsdutils  # script(1): the terminal-chat test runs `superfluid run` on a pseudo-terminal
+  strace iproute2 util-linux  # tests/agents: connect() audit, a network namespace (unshare)
+  chromium)  # the /ui page's browser test (tests/ui, driven by playwright-core)
 
 SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO="sudo"
@@ -38,4 +42,10 @@ if [[ ! -d tests/clients/node_modules/openai ]]; then
   echo "[setup] installing the npm SDKs for the client tests"
   (cd tests/clients && npm ci --no-audit --no-fund --silent)
 fi
+if [[ ! -d tests/ui/node_modules/playwright-core ]]; then
+  echo "[setup] installing playwright-core for the browser tests"
+  (cd tests/ui && npm ci --no-audit --no-fund --silent)
+fi
+echo "[setup] coding agents for tests/agents (cached per machine)"
+bash scripts/agents.sh >/dev/null
 echo "[setup] done: build/bin/superfluid"

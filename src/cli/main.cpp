@@ -1,12 +1,16 @@
 // superfluid: the command line. Subcommands: serve (the head), worker (started by the head).
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
+
 #include "api/priority.h"
 #include "cli/bench_command.h"
 #include "cli/launch_command.h"
 #include "cli/model_commands.h"
 #include "cli/ps_command.h"
+#include "cli/run_command.h"
 #include "cli/serve_command.h"
+#include "engine/llama/kv_config.h"
 #include "worker/worker_main.h"
 
 int main(int argc, char **argv) {
@@ -99,6 +103,18 @@ int main(int argc, char **argv) {
         ->capture_default_str()
         ->check(size_check);
 
+    serve->add_option("--cache-type-k", so.cache_type_k, "KV cache element type of K")
+        ->capture_default_str()
+        ->check(CLI::IsMember(sf::kv_cache_type_names()));
+    serve
+        ->add_option("--cache-type-v", so.cache_type_v,
+                     "KV cache element type of V (quantized V needs flash attention)")
+        ->capture_default_str()
+        ->check(CLI::IsMember(sf::kv_cache_type_names()));
+    serve->add_option("--flash-attn", so.flash_attn, "Flash attention: auto, on or off")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "on", "off"}));
+
     std::string journal_mode = "on";
     serve
         ->add_option("--journal", journal_mode,
@@ -128,6 +144,12 @@ int main(int argc, char **argv) {
     // Test only: caps the journal file (SQLite max_page_count, 4 KiB pages) to simulate a full
     // disk.
     serve->add_option("--journal-max-pages", so.journal_max_pages)->group("");
+    // Test only: the worker's answers come from a script (engine/scripted/output_script.h), so
+    // real agents run whole tool loops on a random-weight model.
+    serve->add_option("--scripted-output", so.scripted_output)
+        ->group("")
+        ->check(CLI::ExistingFile)
+        ->transform([](std::string p) { return std::filesystem::absolute(p).string(); });
 
     std::string ps_host = "127.0.0.1";
     int ps_port         = 8453;
@@ -154,6 +176,13 @@ int main(int argc, char **argv) {
         "launch", "Run a coding agent against Superfluid (starts the server when needed)");
     sf::add_launch_options(*launch, lo);
 
+    sf::run_command_options ro;
+    auto *run = app.add_subcommand(
+        "run",
+        "Chat with the model in the terminal, or answer one prompt (starts the server "
+        "when needed)");
+    sf::add_run_options(*run, ro);
+
     sf::worker_options wo;
     auto *worker = app.add_subcommand("worker", "Run an inference worker (started by `serve`)");
     worker->add_option("--model", wo.engine.model_path, "Path to the .gguf model")->required();
@@ -169,6 +198,10 @@ int main(int argc, char **argv) {
     worker->add_option("--cache-ram-bytes", wo.cache_ram, "Prefix cache budget in bytes");
     worker->add_option("--cache-dir", wo.cache_dir, "Prefix cache disk tier ('' : none)");
     worker->add_option("--cache-disk-bytes", wo.cache_disk, "Disk tier bound in bytes");
+    worker->add_option("--scripted-output", wo.scripted_output)->group("");
+    worker->add_option("--cache-type-k", wo.engine.cache_type_k, "KV cache type of K");
+    worker->add_option("--cache-type-v", wo.engine.cache_type_v, "KV cache type of V");
+    worker->add_option("--flash-attn", wo.engine.flash_attn, "Flash attention: auto, on, off");
 
     sf::bench::bench_options bo;
     auto *bench =
@@ -190,5 +223,6 @@ int main(int argc, char **argv) {
     if (*list) return sf::run_list(store_dir);
     if (*rm) return sf::run_rm(rm_models, store_dir);
     if (*launch) return sf::run_launch_command(lo);
+    if (*run) return sf::run_run_command(ro);
     return 2;
 }

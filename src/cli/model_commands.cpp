@@ -17,6 +17,11 @@ static models::model_store open_store(const std::string &state_dir) {
     return models::model_store(so);
 }
 
+bool needs_pull(const std::string &model, const std::string &state_dir) {
+    return models::parse_model_ref(model) && !models::is_local_model_path(model) &&
+           !open_store(state_dir).find(model);
+}
+
 int run_pull(const std::string &model, const std::string &state_dir) {
     auto ref = models::parse_model_ref(model);
     if (!ref && models::is_local_model_path(model)) {

@@ -9,6 +9,8 @@ namespace sf {
 
 /** Pulls a hub model; exit code 0, 1 (failed) or 130 (interrupted, partial kept). */
 int run_pull(const std::string &model, const std::string &state_dir);
+/** True when `model` is a hub reference (org/repo[:TAG][@rev]) not pulled into the store yet. */
+bool needs_pull(const std::string &model, const std::string &state_dir);
 /** Prints the pulled models: name, size, pulled, path. */
 int run_list(const std::string &state_dir);
 /** Removes pulled models; exit code 1 when one was not found. */

@@ -133,6 +133,10 @@ int run_serve(const serve_options &in) {
     if (cache_dir == "off") cache_dir.clear();
     argv.insert(argv.end(), {"--cache-ram-bytes", std::to_string(opts.cache_ram), "--cache-dir",
                              cache_dir, "--cache-disk-bytes", std::to_string(opts.cache_disk)});
+    argv.insert(argv.end(), {"--cache-type-k", opts.cache_type_k, "--cache-type-v",
+                             opts.cache_type_v, "--flash-attn", opts.flash_attn});
+    if (!opts.scripted_output.empty())
+        argv.insert(argv.end(), {"--scripted-output", opts.scripted_output});
     session_manager sessions(std::make_unique<local_worker>(argv, sock));
     sessions.use_journal(open_journal(opts));
     if (!sessions.start_worker()) {

@@ -26,14 +26,18 @@ struct serve_options {
     int64_t aging_ms                = 10000;  // scheduler aging step (scheduler.h)
     int max_queue                   = 1024;   // waiting sessions per class before overload errors
     int64_t cache_ram               = int64_t(4096) << 20;  // prefix cache budget, bytes
-    std::string cache_dir;                     // disk tier; empty = XDG cache dir, "off" = none
-    int64_t cache_disk = int64_t(8192) << 20;  // disk tier bound, bytes
+    std::string cache_dir;  // disk tier; empty = XDG cache dir, "off" = none
+    int64_t cache_disk       = int64_t(8192) << 20;  // disk tier bound, bytes
+    std::string cache_type_k = "f16";  // KV cache element types (llama-server's names)
+    std::string cache_type_v = "f16";
+    std::string flash_attn   = "auto";  // auto | on | off
     // The token journal (src/journal): STATE/journal.db.
     bool journal              = true;           // --journal on|off (off: for benchmarks)
     std::string journal_sync  = "normal";       // off | normal | full (SQLite PRAGMA synchronous)
     int64_t journal_max_age_s = 7 * 24 * 3600;  // finished sessions kept this long
     int64_t journal_max_bytes = 256ll << 20;    // and at most this much data
     int64_t journal_max_pages = 0;  // hidden, tests: PRAGMA max_page_count (a "full disk")
+    std::string scripted_output;    // hidden, tests: the worker answers from this script
 };
 
 /**

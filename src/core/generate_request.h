@@ -32,6 +32,8 @@ struct generate_request {
     // Adapter data journaled with the request and given back by session::client_meta() (the
     // Responses API keeps its echoed request fields here, JSON). Never sent to the model.
     std::string client_meta;
+    // The client's User-Agent, for the status views (/api/ps, /ui). Not journaled.
+    std::string user_agent;
 };
 
 /**

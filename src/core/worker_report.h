@@ -55,10 +55,12 @@ struct worker_status {
     uint64_t generated_tokens_total = 0;
     int32_t pid                     = 0;
     std::vector<class_report> classes;  // indexed by class
-    uint64_t preemptions   = 0;
-    int64_t kv_used_cells  = 0;  // KV cells held by running sequences
-    int64_t kv_total_cells = 0;  // n_ctx * parallel
-    uint64_t parked_bytes  = 0;  // host memory of preempted sequences
+    uint64_t preemptions       = 0;
+    int64_t kv_used_cells      = 0;          // KV cells held by running sequences
+    int64_t kv_total_cells     = 0;          // n_ctx * parallel
+    int64_t kv_bytes_per_token = 0;          // KV cache bytes per token; 0: not per token (hybrid)
+    std::string cache_type_k, cache_type_v;  // KV cache element types
+    uint64_t parked_bytes = 0;               // host memory of preempted sequences
     cache_report cache;
 };
 

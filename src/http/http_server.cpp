@@ -16,6 +16,7 @@
 #include "http/session_routes.h"
 #include "http/status_routes.h"
 #include "http/store_routes.h"
+#include "http/ui_routes.h"
 #include "util/log.h"
 
 namespace sf {
@@ -127,6 +128,7 @@ void http_server::register_routes() {
     register_ollama_model_routes(svr, rc, opts_.model_path, opts_.state_dir);
     register_openai_routes(svr, std::move(rc));
     register_session_routes(svr, sessions_);
+    register_ui_routes(svr, sessions_, opts_.model_id);
 }
 
 bool http_server::listen() {

@@ -11,6 +11,7 @@
 #include "api/json_fields.h"
 #include "api/ollama_response.h"
 #include "http/model_names.h"
+#include "http/status_view.h"
 #include "http/store_routes.h"
 
 namespace sf {
@@ -191,23 +192,18 @@ void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx
     svr.Get("/api/ps", [rc, path](const httplib::Request &, httplib::Response &res) {
         session_manager &sessions = *rc->sessions;
         auto h                    = sessions.health();
-        json sess                 = json::array();
-        for (const auto &s : sessions.running_sessions()) {
-            sess.push_back({{"id", s.id},
-                            {"priority", class_name(s.cls)},
-                            {"state", s.generated > 0 ? "generating" : "prefill"},
-                            {"prompt_tokens", s.prompt_tokens},
-                            {"generated_tokens", s.generated},
-                            {"age_s", s.age_s}});
-        }
-        model_view v = view(*rc, *path);
-        json model   = v.listing();
+        json sess                 = running_sessions_json(sessions);
+        model_view v              = view(*rc, *path);
+        json model                = v.listing();
         // Never unloaded: Ollama shows a keep_alive of -1 as an expiry far in the future.
         model["expires_at"]     = "2318-01-01T00:00:00Z";
         model["size_vram"]      = 0;
         model["context_length"] = h.status.n_ctx;
         model["path"]           = *path;
         model["parallel"]       = h.status.n_parallel;
+        model["kv_cache"]       = {{"type_k", h.status.cache_type_k},
+                                   {"type_v", h.status.cache_type_v},
+                                   {"bytes_per_token", h.status.kv_bytes_per_token}};
         const auto w            = sessions.worker_stats();
         model["worker"]         = {
                     {"pid", w.pid}, {"ready", h.reachable && h.status.ready}, {"starts", w.starts}};

@@ -156,7 +156,8 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     meta.model       = greq.model;
 
     if (opts.stream) {
-        stream_openai_session(req, res, s, meta, chat, opts.include_usage, 0, true);
+        // Detached (X-Superfluid-Detach): a client going away does not cancel.
+        stream_openai_session(req, res, s, meta, chat, opts.include_usage, 0, !wants_detach(req));
         return;
     }
 

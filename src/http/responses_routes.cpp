@@ -3,7 +3,6 @@
 #include <cpp-httplib/httplib.h>
 
 #include <chrono>
-#include <thread>
 
 #include "api/responses_request.h"
 #include "api/responses_response.h"
@@ -159,11 +158,7 @@ void handle_cancel(const httplib::Request &req, httplib::Response &res,
                                            "response_id", "invalid_request"));
     }
     if (!s->finished()) {
-        s->cancel();
-        // The worker stops within a tick and the end is journaled; bounded wait all the same.
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-        while (!s->finished() && std::chrono::steady_clock::now() < deadline)
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        cancel_and_wait(*s);
     } else {
         responses_run r(s);
         r.feed(std::chrono::milliseconds(0));

@@ -5,7 +5,10 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <vector>
+
+#include "util/log.h"
 
 namespace sf {
 
@@ -56,6 +59,11 @@ bool apply_priority(const httplib::Request &req, const priority_config &cfg, gen
     if (!resolve_priority(greq.cls_from_body, priority_headers_of(req), cfg, greq.cls, err))
         return false;
     res.set_header("X-Superfluid-Priority", class_name(greq.cls));
+    greq.user_agent = req.get_header_value("User-Agent");
+    // One line per generation request: who asked, in which class.
+    SF_LOG_INFO("http", "%s %s: class %s, model \"%s\", user-agent \"%s\"", req.method.c_str(),
+                req.path.c_str(), class_name(greq.cls), greq.model.c_str(),
+                greq.user_agent.c_str());
     return true;
 }
 
@@ -108,6 +116,14 @@ bool wait_for_session(session &s, const httplib::Request &req, std::string &text
         fin_out = std::move(*fin);
         return true;
     }
+}
+
+void cancel_and_wait(session &s) {
+    if (s.finished()) return;
+    s.cancel();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!s.finished() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 bool write_sse_event(httplib::DataSink &sink, const std::string &event, const std::string &data) {

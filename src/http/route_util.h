@@ -50,7 +50,9 @@ api_error from_start_error(const start_error &se);
 
 /**
  * Resolves the request's priority class (api/priority.h: body, headers, key, rules) into
- * `greq.cls` and echoes it in X-Superfluid-Priority. False with `err` for a bad header value.
+ * `greq.cls` and echoes it in X-Superfluid-Priority; copies the User-Agent into
+ * `greq.user_agent`, and logs the request (method, path, class, model, User-Agent). False
+ * with `err` for a bad header value.
  */
 bool apply_priority(const httplib::Request &req, const priority_config &cfg, generate_request &greq,
                     httplib::Response &res, api_error &err);
@@ -81,6 +83,12 @@ priority_headers priority_headers_of(const httplib::Request &req);
  */
 bool wait_for_session(session &s, const httplib::Request &req, std::string &text,
                       session_event &fin);
+
+/**
+ * Cancels `s` and waits until its end is journaled (the worker stops within a tick; at most
+ * 30 s). Returns at once when it already finished.
+ */
+void cancel_and_wait(session &s);
 
 /** Writes one SSE frame: optional `event:` line, then `data:`. False when the client left. */
 bool write_sse_event(httplib::DataSink &sink, const std::string &event, const std::string &data);

@@ -10,6 +10,11 @@ void set_session_header(httplib::Response &res, const std::string &session_id) {
     res.set_header(k_session_header, session_id);
 }
 
+bool wants_detach(const httplib::Request &req) {
+    const std::string v = req.get_header_value(k_detach_header);
+    return v == "true" || v == "1";
+}
+
 std::string sse_event_id(const std::string &session_id, size_t index) {
     return session_id + ":" + std::to_string(index);
 }

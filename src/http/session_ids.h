@@ -17,6 +17,16 @@ namespace sf {
 /** The response header naming the session of a generation request. */
 inline constexpr const char *k_session_header = "X-Superfluid-Session";
 
+/**
+ * The request header `X-Superfluid-Detach: true`: a streamed generation keeps running when its
+ * client goes away (the /ui chat pane: a reload re-attaches); POST /v1/sessions/{id}/cancel
+ * stops it.
+ */
+inline constexpr const char *k_detach_header = "X-Superfluid-Detach";
+
+/** True when the request asks for a detached session (`X-Superfluid-Detach: true` or `1`). */
+bool wants_detach(const httplib::Request &req);
+
 /** Sets `X-Superfluid-Session: <id>` (call on every generation endpoint, before streaming). */
 void set_session_header(httplib::Response &res, const std::string &session_id);
 

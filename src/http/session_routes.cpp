@@ -5,6 +5,7 @@
 #include "api/api_error.h"
 #include "api/session_state.h"
 #include "http/openai_routes.h"
+#include "http/route_util.h"
 #include "http/session_ids.h"
 
 namespace sf {
@@ -60,6 +61,15 @@ void register_session_routes(httplib::Server &svr, session_manager &sessions) {
                 stream_openai_session(req, res, s, openai_session_meta(*s, chat), chat, usage,
                                       cursor, false);
             });
+    svr.Post(R"(/v1/sessions/([A-Za-z0-9_\-]+)/cancel)",
+             [&sessions](const httplib::Request &req, httplib::Response &res) {
+                 bool interrupted = false;
+                 auto s           = find_or_404(sessions, req, res, interrupted);
+                 if (!s) return;
+                 cancel_and_wait(*s);
+                 set_session_header(res, s->id());
+                 res.set_content(session_state_body(*s, interrupted), "application/json");
+             });
 }
 
 }  // namespace sf

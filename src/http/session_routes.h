@@ -3,6 +3,9 @@
 //   GET /v1/sessions/{id}/events  re-attach: SSE from the journal, then live, ending [DONE];
 //                                 resumes after `Last-Event-ID` or `?after=N`;
 //                                 `?include_usage=true` adds the usage chunk.
+//   POST /v1/sessions/{id}/cancel cancels a running session (e.g. one started with
+//                                 X-Superfluid-Detach) and answers its state; a finished
+//                                 one's state is answered unchanged.
 // Unknown ids are a 404 in OpenAI's error shape.
 #pragma once
 

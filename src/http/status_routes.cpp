@@ -3,6 +3,8 @@
 #include <cpp-httplib/httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "http/status_view.h"
+
 namespace sf {
 
 using json = nlohmann::json;
@@ -56,7 +58,10 @@ std::string metrics_text(session_manager &sessions) {
     p.metric("num_preemptions_total", "counter",
              "sequences parked to make room for a more urgent class", double(r.preemptions));
     p.metric("kv_cache_usage_perc", "gauge", "share of KV cells held by running sequences",
-             r.kv_total_cells > 0 ? double(r.kv_used_cells) / double(r.kv_total_cells) : 0.0);
+             kv_cache_usage(r));
+    p.metric("kv_cache_bytes_per_token", "gauge",
+             "KV cache bytes one token takes (--cache-type-k/-v); 0 for hybrid models",
+             double(r.kv_bytes_per_token));
     p.metric("parked_bytes", "gauge", "host memory holding preempted sequences",
              double(r.parked_bytes));
     p.family("num_requests_running_by_class", "gauge",
@@ -84,7 +89,7 @@ std::string metrics_text(session_manager &sessions) {
              "prompt tokens reused from the prefix cache instead of prefilled",
              double(c.cached_tokens));
     p.metric("prefix_cache_hit_rate", "gauge", "cached / prompt tokens since the worker started",
-             c.prompt_tokens > 0 ? double(c.cached_tokens) / double(c.prompt_tokens) : 0.0);
+             prefix_cache_hit_rate(c));
     p.metric("prefix_cache_ram_bytes", "gauge", "memory held by cached prefixes and snapshots",
              double(c.ram_bytes));
     p.metric("prefix_cache_ram_budget_bytes", "gauge", "--cache-ram", double(c.ram_budget_bytes));

@@ -235,9 +235,20 @@ size_t store::import(const std::vector<stored_session> &sessions) {
     return n;
 }
 
+namespace {
+int64_t bytes_in_use(sqlite_db &db) {
+    return (db.query_int("PRAGMA page_count", 0) - db.query_int("PRAGMA freelist_count", 0)) *
+           db.query_int("PRAGMA page_size", 4096);
+}
+}  // namespace
+
 int64_t store::used_bytes() {
-    return (db_.query_int("PRAGMA page_count", 0) - db_.query_int("PRAGMA freelist_count", 0)) *
-           db_.query_int("PRAGMA page_size", 4096);
+    return bytes_in_use(db_);
+}
+
+int64_t store::used_bytes_read() {
+    std::lock_guard lk(read_mu_);
+    return bytes_in_use(rdb_);
 }
 
 size_t store::prune(int64_t now_ms) {

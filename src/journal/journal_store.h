@@ -36,8 +36,10 @@ class store {
     std::vector<stored_session> unfinished();
     /** One session with its tokens; nullopt when unknown (or removed by retention). */
     std::optional<stored_session> load(const std::string &id);
-    /** Bytes in use by rows (pages minus free pages, times page size). */
+    /** Bytes in use by rows (pages minus free pages, times page size). Writer thread. */
     int64_t used_bytes();
+    /** used_bytes() from any thread (the readers' connection), for status pages. */
+    int64_t used_bytes_read();
 
     /**
      * Best effort on a damaged file: every session row and its contiguous tokens from 0 that can

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <iterator>
 
 namespace sf::launch {
 
@@ -22,6 +23,12 @@ json read_json(const std::string &path) {
     std::ifstream f(path);
     auto j = f ? json::parse(f, nullptr, false) : json::object();
     return j.is_object() ? j : json::object();
+}
+
+// A text file's content ("" when missing).
+std::string read_text(const std::string &path) {
+    std::ifstream f(path);
+    return f ? std::string(std::istreambuf_iterator<char>(f), {}) : std::string();
 }
 
 // Claude Code reads its endpoint, credentials and model choices from the environment.
@@ -49,7 +56,9 @@ launch_plan claude(const launch_context &c) {
 }
 
 // Codex: a model provider given as -c overrides (nothing written to ~/.codex), speaking the
-// Responses API (wire_api = "responses") at …/v1.
+// Responses API (wire_api = "responses") at …/v1. Offline: no plugin sync (features.plugins:
+// the curated marketplace is a git fetch from github.com and a ChatGPT catalog call), no
+// analytics (ab.chatgpt.com), no update check (api.github.com).
 launch_plan codex(const launch_context &c) {
     launch_plan p;
     p.program        = "codex";
@@ -66,12 +75,23 @@ launch_plan codex(const launch_context &c) {
                         "model_providers.superfluid.wire_api=\"responses\"",
                         "-c",
                         "model_providers.superfluid.http_headers={ \"" + std::string(kHeader) +
-                            "\" = " + quote(c.priority) + " }"};
+                            "\" = " + quote(c.priority) + " }",
+                        "-c",
+                        "features.plugins=false",
+                        "-c",
+                        "analytics.enabled=false",
+                        "-c",
+                        "check_for_update_on_startup=false"};
     p.priority_note  = "header via the provider's http_headers";
     return p;
 }
 
 // OpenCode: the whole config in OPENCODE_CONFIG_CONTENT (merged over the user's by opencode).
+// Offline: no models.dev metadata fetch, update check, LSP downloads, default plugins (npm
+// installs) or sharing (OPENCODE_DISABLE_*, autoupdate, share). OpenCode also installs
+// @opencode-ai/plugin into its config directory in the background, with npm settings read
+// from that directory: an `.npmrc` there with `offline=true` (for the run, restored after)
+// keeps that install in npm's cache, without touching npm anywhere else.
 launch_plan opencode(const launch_context &c) {
     json cfg = {
         {"$schema", "https://opencode.ai/config.json"},
@@ -86,16 +106,25 @@ launch_plan opencode(const launch_context &c) {
             {"models", {{c.model, {{"name", c.model}}}}}}}}},
         {"model", "superfluid/" + c.model},
         {"small_model", "superfluid/" + c.model},
+        {"autoupdate", false},
+        {"share", "disabled"},
     };
+    const std::string npmrc = c.config_home + "/opencode/.npmrc";
+    std::string rc          = read_text(npmrc);
+    if (!rc.empty() && rc.back() != '\n') rc += '\n';
     launch_plan p;
-    p.program       = "opencode";
-    p.env           = {{"OPENCODE_CONFIG_CONTENT", cfg.dump()}};
+    p.program = "opencode";
+    p.env     = {{"OPENCODE_CONFIG_CONTENT", cfg.dump()},   {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
+                 {"OPENCODE_DISABLE_AUTOUPDATE", "1"},      {"OPENCODE_DISABLE_LSP_DOWNLOAD", "1"},
+                 {"OPENCODE_DISABLE_DEFAULT_PLUGINS", "1"}, {"OPENCODE_DISABLE_SHARE", "1"}};
+    p.files   = {{npmrc, rc + "offline=true\n", true}};
     p.priority_note = "header via the provider's options.headers, and the key";
     return p;
 }
 
 // pi (pi-coding-agent): custom providers live in ~/.pi/agent/models.json, which has no
 // environment override; our provider is merged in for the run and the file restored after.
+// Offline: PI_OFFLINE (no startup network operations, no version check), PI_TELEMETRY=0.
 launch_plan pi(const launch_context &c) {
     std::string path               = c.home + "/.pi/agent/models.json";
     json cfg                       = read_json(path);
@@ -107,6 +136,7 @@ launch_plan pi(const launch_context &c) {
     launch_plan p;
     p.program       = "pi";
     p.args          = {"--provider", "superfluid", "--model", c.model};
+    p.env           = {{"PI_OFFLINE", "1"}, {"PI_TELEMETRY", "0"}};
     p.files         = {{path, cfg.dump(2) + "\n", true}};
     p.priority_note = "header via the provider's headers, and the key";
     return p;
@@ -114,11 +144,27 @@ launch_plan pi(const launch_context &c) {
 
 // Cline CLI: settings in ~/.cline/data/globalState.json, the key in secrets.json (no
 // environment override); both are merged for the run and restored after. The OpenAI-compatible
-// provider ("openai") for both act and plan modes.
+// provider ("openai") for both act and plan modes. Cline 3 reads its provider from
+// settings/providers.json instead ("openai-compatible"), merged the same way. Offline:
+// settings/global-settings.json opts out of telemetry (otel.cline.bot) and auto-update;
+// Cline 3.0.65 fetches PostHog feature flags (data.cline.bot) unless E2E_TEST=true, its only
+// switch, so launch sets it (it also reaches commands Cline runs).
 launch_plan cline(const launch_context &c) {
-    std::string dir                = c.home + "/.cline/data";
-    json state                     = read_json(dir + "/globalState.json");
-    json secrets                   = read_json(dir + "/secrets.json");
+    std::string dir               = c.home + "/.cline/data";
+    json state                    = read_json(dir + "/globalState.json");
+    json secrets                  = read_json(dir + "/secrets.json");
+    json providers                = read_json(dir + "/settings/providers.json");
+    json global                   = read_json(dir + "/settings/global-settings.json");
+    providers["version"]          = providers.value("version", 1);
+    providers["lastUsedProvider"] = "openai-compatible";
+    providers["providers"]["openai-compatible"]["settings"] = {
+        {"provider", "openai-compatible"},
+        {"apiKey", api_key(c)},
+        {"model", c.model},
+        {"baseUrl", c.base_url + "/v1"},
+        {"headers", {{kHeader, c.priority}}}};
+    global["telemetryOptOut"]      = true;
+    global["autoUpdateEnabled"]    = false;
     state["actModeApiProvider"]    = "openai";
     state["planModeApiProvider"]   = "openai";
     state["openAiBaseUrl"]         = c.base_url + "/v1";
@@ -129,8 +175,11 @@ launch_plan cline(const launch_context &c) {
     secrets["openAiApiKey"]        = api_key(c);
     launch_plan p;
     p.program       = "cline";
+    p.env           = {{"E2E_TEST", "true"}};
     p.files         = {{dir + "/globalState.json", state.dump(2) + "\n", true},
-                       {dir + "/secrets.json", secrets.dump(2) + "\n", true}};
+                       {dir + "/secrets.json", secrets.dump(2) + "\n", true},
+                       {dir + "/settings/providers.json", providers.dump(2) + "\n", true},
+                       {dir + "/settings/global-settings.json", global.dump(2) + "\n", true}};
     p.priority_note = "header via openAiHeaders, and the key";
     return p;
 }

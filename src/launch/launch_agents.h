@@ -2,7 +2,9 @@
 // nothing else (issue #8): environment variables, arguments, and config files. Every agent's
 // requests carry a priority class: through the X-Superfluid-Priority header where the agent can
 // send custom headers, and through an API key "sk-<class>-superfluid" (api/priority.h step 4)
-// where it sends a key; launch_agents.cpp says per agent which of the two it can carry.
+// where it sends a key; launch_agents.cpp says per agent which of the two it can carry. Each
+// agent is also set up to make no call to the outside world (telemetry, update checks, model
+// metadata and plugin fetches off; issue #19), as far as its own settings allow.
 // A plan is computed, not applied (launcher.h applies it); computing one reads the agent's own
 // config file where our settings are merged into it (pi, Cline). Any thread.
 #pragma once
@@ -15,11 +17,12 @@ namespace sf::launch {
 
 /** What every agent's plan is computed from. */
 struct launch_context {
-    std::string base_url;    // "http://127.0.0.1:8453" (no trailing slash)
-    std::string model;       // the id the server serves
-    std::string priority;    // "interactive" | "normal" | "batch"
-    std::string home;        // $HOME: where agents keep their own config
-    std::string launch_dir;  // launch-owned directory for this agent's config
+    std::string base_url;     // "http://127.0.0.1:8453" (no trailing slash)
+    std::string model;        // the id the server serves
+    std::string priority;     // "interactive" | "normal" | "batch"
+    std::string home;         // $HOME: where agents keep their own config
+    std::string config_home;  // $XDG_CONFIG_HOME, else $HOME/.config
+    std::string launch_dir;   // launch-owned directory for this agent's config
     int context_length = 8192;
 };
 

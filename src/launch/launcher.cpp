@@ -100,7 +100,9 @@ launch_context make_context(const launch_options &o, const agent_def &a, const s
                                                          : o.model;
     }
     c.priority = o.priority;
-    c.home     = home;
+    c.home            = home;
+    const char *xdg   = std::getenv("XDG_CONFIG_HOME");
+    c.config_home     = xdg && *xdg ? xdg : c.home + "/.config";
     c.launch_dir =
         (o.state_dir.empty() ? paths::default_state_dir() : o.state_dir) + "/launch/" + a.name;
     if (server.context_length > 0) c.context_length = server.context_length;

@@ -66,6 +66,9 @@ void to_proto(const worker_status &s, pb::HealthReply &out) {
     out.set_preemptions(s.preemptions);
     out.set_kv_used_cells(s.kv_used_cells);
     out.set_kv_total_cells(s.kv_total_cells);
+    out.set_kv_bytes_per_token(s.kv_bytes_per_token);
+    out.set_cache_type_k(s.cache_type_k);
+    out.set_cache_type_v(s.cache_type_v);
     out.set_parked_bytes(s.parked_bytes);
     for (const auto &c : s.classes) {
         auto *pc = out.add_classes();
@@ -109,6 +112,9 @@ worker_status from_proto(const pb::HealthReply &r) {
     s.preemptions             = r.preemptions();
     s.kv_used_cells           = r.kv_used_cells();
     s.kv_total_cells          = r.kv_total_cells();
+    s.kv_bytes_per_token      = r.kv_bytes_per_token();
+    s.cache_type_k            = r.cache_type_k();
+    s.cache_type_v            = r.cache_type_v();
     s.parked_bytes            = r.parked_bytes();
     for (const auto &c : r.classes())
         s.classes.push_back({c.name(), c.running(), c.waiting(), c.preemptions()});

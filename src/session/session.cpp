@@ -7,9 +7,16 @@ void session::add_token(session_event ev) {
         std::lock_guard lk(mu_);
         if (finished_) return;
         if (ev.cached_tokens > 0) cached_tokens_ = ev.cached_tokens;  // the first token's
+        if (tokens_.empty()) first_token_at_ = std::chrono::steady_clock::now();
         tokens_.push_back(std::move(ev));
     }
     cv_.notify_all();
+}
+
+double session::ttft_s() const {
+    std::lock_guard lk(mu_);
+    if (first_token_at_ == std::chrono::steady_clock::time_point{}) return -1;
+    return std::chrono::duration<double>(first_token_at_ - started_).count();
 }
 
 void session::finish(session_event ev) {

@@ -42,11 +42,19 @@ class session {
     /** The adapter's journaled data (generate_request::client_meta); set before sharing. */
     void set_client_meta(std::string m) { client_meta_ = std::move(m); }
     const std::string &client_meta() const { return client_meta_; }
+    /** The client's User-Agent (generate_request::user_agent); set before sharing. */
+    void set_user_agent(std::string ua) { user_agent_ = std::move(ua); }
+    const std::string &user_agent() const { return user_agent_; }
     int64_t created_unix() const { return created_unix_; }
     /** How to parse the answer (chat requests; from the worker's accepted event). */
     void set_parse_spec(chat_parse_spec spec) { parse_ = std::move(spec); }
     const chat_parse_spec &parse_spec() const { return parse_; }
     std::chrono::steady_clock::time_point started() const { return started_; }
+    /**
+     * Seconds from start() to the first token reaching this session (as its readers see it,
+     * after the journal); negative before the first token.
+     */
+    double ttft_s() const;
     /** Token events received so far. */
     size_t token_count() const;
     /** The ids of the tokens received so far, in index order (a resume point). */
@@ -100,10 +108,12 @@ class session {
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     std::string api_;
     std::string client_meta_;
+    std::string user_agent_;
     int64_t created_unix_ = 0;
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::vector<session_event> tokens_;
+    std::chrono::steady_clock::time_point first_token_at_{};  // guarded by mu_
     std::optional<session_event> finished_;
     std::function<void()> canceller_;
     bool cancel_requested_ = false;

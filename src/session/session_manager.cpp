@@ -116,6 +116,7 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
     auto s = std::make_shared<session>(id, req.model, acc.prompt_tokens, acc.cached_tokens);
     s->set_api(sub.request.api, now_ms / 1000);
     s->set_client_meta(req.client_meta);
+    s->set_user_agent(req.user_agent);
     if (req.want_prompt_tokens) s->set_prompt_token_ids(acc.prompt_token_ids);
     if (acc.has_parse) {
         s->set_parse_spec(acc.parse);
@@ -188,8 +189,9 @@ std::vector<session_manager::session_info> session_manager::running_sessions() {
     const auto now = std::chrono::steady_clock::now();
     for (auto &s : registry_->running()) {
         if (s->finished()) continue;
-        out.push_back({s->id(), s->cls(), s->prompt_tokens(), s->token_count(),
-                       std::chrono::duration<double>(now - s->started()).count()});
+        out.push_back({s->id(), s->cls(), s->api(), s->user_agent(), s->prompt_tokens(),
+                       s->token_count(), std::chrono::duration<double>(now - s->started()).count(),
+                       s->ttft_s()});
     }
     return out;
 }

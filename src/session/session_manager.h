@@ -52,6 +52,8 @@ class session_manager {
     bool shutting_down() const { return shutting_down_.load(); }
     /** True when sessions are journaled (and so can be found by id after they finished). */
     bool journaled() const { return journal_->enabled(); }
+    /** Bytes the journal's rows take (retention's measure); 0 without a journal. */
+    int64_t journal_bytes() { return journal_->enabled() ? journal_->db()->used_bytes_read() : 0; }
 
     /**
      * Submits a request. On success returns the session, whose events then flow in from the
@@ -85,9 +87,12 @@ class session_manager {
     struct session_info {
         std::string id;
         priority_class cls;
+        std::string api;  // the API adapter that started it (e.g. "openai.chat"); may be empty
+        std::string user_agent;  // the client's; empty when unknown (e.g. resumed sessions)
         int32_t prompt_tokens;
         size_t generated;
         double age_s;
+        double ttft_s;  // negative before the first token
     };
     std::vector<session_info> running_sessions();
 

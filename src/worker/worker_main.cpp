@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "engine/scripted/scripted_engine.h"
 #include "scheduler/scheduler.h"
 #include "util/host_buffer.h"
 #include "util/log.h"
@@ -21,6 +22,14 @@ static std::atomic<bool> g_stop{false};
 
 static void on_signal(int) {
     g_stop.store(true);
+}
+
+// The disk tier's directory per KV cache type: a state saved with one element type cannot be
+// loaded into a cache of another. The default (f16/f16) keeps the plain fingerprint, so
+// entries written before the option existed stay valid.
+static std::string kv_type_suffix(const llama_engine_options &e) {
+    if (e.cache_type_k == "f16" && e.cache_type_v == "f16") return "";
+    return "-kv-" + e.cache_type_k + "-" + e.cache_type_v;
 }
 
 int run_worker(const worker_options &opts) {
@@ -67,9 +76,24 @@ int run_worker(const worker_options &opts) {
     }
     SF_LOG_INFO("worker", "pid %d listening on unix:%s", getpid(), opts.socket_path.c_str());
 
-    std::unique_ptr<llama_engine> engine;
+    std::unique_ptr<llama_engine> llama;
+    // What the scheduler, cache and service drive: the model, or (tests) the model under a
+    // script of its answers.
+    std::unique_ptr<scripted_engine> scripted;
+    engine_i *engine = nullptr;
     try {
-        engine = std::make_unique<llama_engine>(opts.engine);
+        llama  = std::make_unique<llama_engine>(opts.engine);
+        engine = llama.get();
+        if (!opts.scripted_output.empty()) {
+            output_script script;
+            std::string err;
+            if (!load_output_script(opts.scripted_output, script, err))
+                throw std::runtime_error("scripted output: " + err);
+            SF_LOG_WARN("worker", "scripted output (a test engine): %zu replies from %s",
+                        script.replies.size(), opts.scripted_output.c_str());
+            scripted = std::make_unique<scripted_engine>(*llama, std::move(script));
+            engine   = scripted.get();
+        }
     } catch (const std::exception &e) {
         SF_LOG_ERROR("worker", "%s", e.what());
         server->Shutdown();
@@ -81,7 +105,8 @@ int run_worker(const worker_options &opts) {
     co.disk_dir   = opts.cache_dir;
     co.disk_bytes = opts.cache_disk;
     if (!co.disk_dir.empty() && co.ram_bytes > 0)
-        co.model_fingerprint = cache::model_fingerprint(opts.engine.model_path);
+        co.model_fingerprint =
+            cache::model_fingerprint(opts.engine.model_path) + kv_type_suffix(opts.engine);
     cache::prefix_cache cache(*engine, co);
     // States saved on the tick thread find memory already faulted in (host_buffer.h).
     if (cache.enabled()) host_buffer::keep_reserve(size_t(16) << 20);
@@ -97,9 +122,13 @@ int run_worker(const worker_options &opts) {
     so.on_tick_end            = [&service] { service.flush_events(); };
     scheduler sched(*engine, so);
     sched.start();
-    llama_embedder embedder(engine->model(), opts.engine.ctx_size, engine->threads());
-    service.set_model_extras(&embedder, read_model_facts(engine->model()));
-    service.set_ready(engine.get(), &sched, engine->model_name(), &cache);
+    llama_embedder embedder(llama->model(), opts.engine.ctx_size, llama->threads());
+    model_facts facts        = read_model_facts(llama->model());
+    facts.kv_bytes_per_token = llama->kv_bytes_per_token();
+    facts.cache_type_k       = opts.engine.cache_type_k;
+    facts.cache_type_v       = opts.engine.cache_type_v;
+    service.set_model_extras(&embedder, std::move(facts));
+    service.set_ready(engine, &sched, llama->model_name(), &cache);
     SF_LOG_INFO("worker", "ready");
 
     while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -17,6 +17,7 @@ struct worker_options {
     int64_t cache_ram     = int64_t(4096) << 20;  // prefix cache memory budget, bytes (0: off)
     std::string cache_dir;                        // prefix cache disk tier ("" : none)
     int64_t cache_disk = int64_t(8192) << 20;     // disk tier bound, bytes
+    std::string scripted_output;  // tests: a script of the answers (engine/scripted/), "" = off
 };
 
 /**

@@ -234,6 +234,9 @@ grpc::Status worker_service::Health(grpc::ServerContext *, const pb::HealthReque
     reply->set_preemptions(st.preemptions);
     reply->set_kv_used_cells(st.kv_used);
     reply->set_kv_total_cells(static_cast<int64_t>(engine_->n_ctx_seq()) * engine_->n_seq_max());
+    reply->set_kv_bytes_per_token(facts_.kv_bytes_per_token);
+    reply->set_cache_type_k(facts_.cache_type_k);
+    reply->set_cache_type_v(facts_.cache_type_v);
     reply->set_parked_bytes(engine_->parked_bytes());
     reply->set_last_sequences_per_tick(st.last_sequences_per_tick);
     if (cache_) {

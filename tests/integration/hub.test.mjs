@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, existsSync, statSync, lstatSync, readlinkSync, mkdirSync, writeFileSync, symlinkSync, copyFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { model, startServer, until, runSuperfluid } from '../lib/server.mjs';
+import { freePort, model, startServer, until, runSuperfluid } from '../lib/server.mjs';
 import { startHub } from '../lib/hub.mjs';
 
 let hub;
@@ -296,5 +296,22 @@ test('serve with no model pulls the default model from the hub; unreachable, it 
     assert.equal(models.data[0].id, 'superfluid-tiny');
   } finally {
     await offline.stop();
+  }
+});
+
+test('run with a hub model not pulled yet pulls it first (progress here), starts the server, answers', async () => {
+  const box = sandbox();
+  const port = await freePort();
+  const r = await sf(['run', `${REPO}:Q8_0`, 'hello', '--port', String(port), '--state-dir', box.state, '--max-tokens', '4'], box.env);
+  const pid = Number(/pid (\d+)/.exec(r.stderr)?.[1]);
+  try {
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /pulled test\/Tiny-GGUF:Q8_0/, 'the pull reported in the terminal, before the server starts');
+    assert.match(r.stderr, new RegExp(`starting \`superfluid serve \\S+ on 127\\.0\\.0\\.1:${port}`));
+    assert.ok(r.stdout.split('\n').slice(2).join('\n').trim().length > 0, 'an answer follows');
+    const models = await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json();
+    assert.equal(models.data[0].id, 'test/Tiny-GGUF:Q8_0');
+  } finally {
+    if (pid) try { process.kill(pid, 'SIGTERM'); } catch {}
   }
 });

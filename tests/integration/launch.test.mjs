@@ -76,9 +76,19 @@ test('launch --print: every agent gets the documented variables and config', asy
     `model_providers.superfluid.base_url="${url}/v1"`,
     'model_providers.superfluid.wire_api="responses"',
     'model_providers.superfluid.http_headers={ "X-Superfluid-Priority" = "interactive" }',
+    // Offline (issue #19): no plugin sync, analytics or update check.
+    'features.plugins=false',
+    'analytics.enabled=false',
+    'check_for_update_on_startup=false',
   ]);
 
-  const opencode = JSON.parse((await print('opencode')).env.OPENCODE_CONFIG_CONTENT);
+  const opencodePlan = await print('opencode');
+  const opencode = JSON.parse(opencodePlan.env.OPENCODE_CONFIG_CONTENT);
+  for (const v of ['MODELS_FETCH', 'AUTOUPDATE', 'LSP_DOWNLOAD', 'DEFAULT_PLUGINS', 'SHARE'])
+    assert.equal(opencodePlan.env[`OPENCODE_DISABLE_${v}`], '1', v);
+  assert.equal(opencode.autoupdate, false);
+  assert.equal(opencode.share, 'disabled');
+  assert.equal(opencodePlan.files[join(home, '.config/opencode/.npmrc')], 'offline=true');
   assert.equal(opencode.provider.superfluid.npm, '@ai-sdk/openai-compatible');
   assert.equal(opencode.provider.superfluid.options.baseURL, `${url}/v1`);
   assert.equal(opencode.provider.superfluid.options.headers['X-Superfluid-Priority'], 'interactive');
@@ -92,6 +102,8 @@ test('launch --print: every agent gets the documented variables and config', asy
     headers: { 'X-Superfluid-Priority': 'interactive' }, models: [{ id }],
   });
   assert.deepEqual(pi.exec, ['pi', '--provider', 'superfluid', '--model', id]);
+  assert.equal(pi.env.PI_OFFLINE, '1');
+  assert.equal(pi.env.PI_TELEMETRY, '0');
 
   const cline = await print('cline');
   const gs = JSON.parse(cline.files[join(home, '.cline/data/globalState.json')]);
@@ -101,6 +113,16 @@ test('launch --print: every agent gets the documented variables and config', asy
   assert.equal(gs.actModeOpenAiModelId, id);
   assert.deepEqual(gs.openAiHeaders, { 'X-Superfluid-Priority': 'interactive' });
   assert.equal(JSON.parse(cline.files[join(home, '.cline/data/secrets.json')]).openAiApiKey, 'sk-interactive-superfluid');
+  // Cline 3 reads its provider from settings/providers.json; telemetry and updates off.
+  const cp = JSON.parse(cline.files[join(home, '.cline/data/settings/providers.json')]);
+  assert.equal(cp.lastUsedProvider, 'openai-compatible');
+  assert.deepEqual(cp.providers['openai-compatible'].settings, {
+    provider: 'openai-compatible', apiKey: 'sk-interactive-superfluid', model: id, baseUrl: `${url}/v1`,
+    headers: { 'X-Superfluid-Priority': 'interactive' },
+  });
+  assert.deepEqual(JSON.parse(cline.files[join(home, '.cline/data/settings/global-settings.json')]),
+    { telemetryOptOut: true, autoUpdateEnabled: false });
+  assert.equal(cline.env.E2E_TEST, 'true');
 
   const hermes = await print('hermes');
   assert.equal(hermes.env.HERMES_HOME, join(state, 'launch', 'hermes'));

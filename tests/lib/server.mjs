@@ -16,12 +16,15 @@ const scratch = mkdtempSync(join(tmpdir(), 'sf-test-'));
 process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
 
 const models = new Map();
-/** Path of a model written by mkmodel (cached per preset/arch/seed in this process). */
-export function model({ preset = 'tiny', arch = 'qwen3', seed = 1 } = {}) {
-  const key = `${preset}-${arch}-${seed}`;
+/**
+ * Path of a model written by mkmodel (cached per options in this process). `eogScale`:
+ * mkmodel --eog-scale (64: answers end after a few tokens, as an agent's plain turn needs).
+ */
+export function model({ preset = 'tiny', arch = 'qwen3', seed = 1, eogScale = 1 } = {}) {
+  const key = `${preset}-${arch}-${seed}` + (eogScale === 1 ? '' : `-e${eogScale}`);
   if (!models.has(key)) {
     const out = join(scratch, `${key}.gguf`);
-    execFileSync(MKMODEL, ['--preset', preset, '--arch', arch, '--seed', String(seed), '--out', out]);
+    execFileSync(MKMODEL, ['--preset', preset, '--arch', arch, '--seed', String(seed), '--eog-scale', String(eogScale), '--out', out]);
     models.set(key, out);
   }
   return models.get(key);

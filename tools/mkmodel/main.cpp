@@ -22,6 +22,11 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     app.add_option("--seed", opt.seed, "weight generator seed (same seed, same file)")
         ->capture_default_str();
+    app.add_option("--eog-scale", opt.eog_scale,
+                   "scale of the <|im_end|> embedding row (1: turns almost never end; 64: most "
+                   "end within a few dozen tokens)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     app.add_option("--out", out, "output .gguf path (written atomically)")->required();
 
     try {

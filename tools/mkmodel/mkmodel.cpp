@@ -183,7 +183,9 @@ std::vector<tensor_spec> tensor_specs(const shape &s, const std::string &arch) {
 
 // Creates the tensor in `ctx` and fills it. Random matrices use their own generator
 // stream, seeded from (seed, tensor name), so each tensor is independent of the others.
-void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, uint64_t seed) {
+// `eog_scale` multiplies the <|im_end|> row of token_embd (mkmodel.h).
+void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, uint64_t seed,
+                 float eog_scale) {
     ggml_tensor *t = ts.ne1 == 0 ? ggml_new_tensor_1d(ctx, ts.type, ts.ne0)
                                  : ggml_new_tensor_2d(ctx, ts.type, ts.ne0, ts.ne1);
     ggml_set_name(t, ts.name.c_str());
@@ -196,6 +198,8 @@ void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, u
         const size_t row_size = ggml_row_size(ts.type, ts.ne0);
         for (int64_t r = 0; r < ts.ne1; ++r) {
             fill_uniform(rng, kWeightStd, row.data(), ts.ne0);
+            if (r == kImEnd && eog_scale != 1.0f && ts.name == "token_embd.weight")
+                for (float &x : row) x *= eog_scale;
             char *dst = static_cast<char *>(t->data) + size_t(r) * row_size;
             if (ts.type == GGML_TYPE_F16) {
                 ggml_fp32_to_fp16_row(row.data(), reinterpret_cast<ggml_fp16_t *>(dst), ts.ne0);
@@ -321,7 +325,14 @@ std::string_view chat_template() {
 }
 
 std::string model_name(const options &opt) {
-    return "superfluid-" + opt.preset + "-" + opt.arch + "-s" + std::to_string(opt.seed);
+    std::string name =
+        "superfluid-" + opt.preset + "-" + opt.arch + "-s" + std::to_string(opt.seed);
+    if (opt.eog_scale != 1.0f) {
+        char e[32];
+        std::snprintf(e, sizeof e, "-e%g", double(opt.eog_scale));
+        name += e;
+    }
+    return name;
 }
 
 std::string write_model(const options &opt, const std::string &out_path) {
@@ -353,7 +364,7 @@ std::string write_model(const options &opt, const std::string &out_path) {
     add_hparams(g.get(), opt.arch, s);
     if (std::string err = add_tokenizer(g.get()); !err.empty()) return err;
 
-    for (const auto &ts : specs) make_tensor(ctx.get(), g.get(), ts, opt.seed);
+    for (const auto &ts : specs) make_tensor(ctx.get(), g.get(), ts, opt.seed, opt.eog_scale);
 
     std::error_code ec;
     const std::filesystem::path parent = std::filesystem::path(out_path).parent_path();

@@ -17,6 +17,7 @@
 
 #include "engine/llama/chat_render.h"
 #include "engine/llama/gumbel_sampler.h"
+#include "engine/llama/kv_config.h"
 #include "util/log.h"
 
 namespace sf {
@@ -101,12 +102,18 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     cp.n_threads       = threads;
     cp.n_threads_batch = threads;
     cp.no_perf         = true;
-    impl_->ctx         = llama_init_from_model(impl_->model, cp);
+    if (std::string err; !apply_kv_options(opts, cp, err)) {
+        llama_model_free(impl_->model);
+        throw std::runtime_error(err);
+    }
+    impl_->ctx = llama_init_from_model(impl_->model, cp);
     if (!impl_->ctx) {
         llama_model_free(impl_->model);
         throw std::runtime_error(
-            "cannot create a llama.cpp context (ctx-size/parallel too large?)");
+            "cannot create a llama.cpp context (ctx-size/parallel too large? a quantized V "
+            "cache needs --flash-attn on or auto on a backend that has it)");
     }
+    kv_bytes_per_token_        = sf::kv_bytes_per_token(impl_->model, opts);
     ggml_threadpool_params tpp = ggml_threadpool_params_default(threads);
     impl_->threadpool          = ggml_threadpool_new(&tpp);
     if (impl_->threadpool) {

@@ -19,6 +19,12 @@ struct llama_engine_options {
     int32_t parallel   = 8;     // concurrent sequences; KV cells = ctx_size * parallel
     int32_t batch_size = 512;   // prompt tokens per decode (tick budget; decode steps ride on top)
     int32_t threads    = 0;     // 0: number of CPUs
+    // KV cache element types (llama-server's --cache-type-k/-v names: f32, f16, bf16, q8_0,
+    // q4_0, q4_1, iq4_nl, q5_0, q5_1) and flash attention (auto, on, off). A quantized V cache
+    // needs flash attention.
+    std::string cache_type_k = "f16";
+    std::string cache_type_v = "f16";
+    std::string flash_attn   = "auto";
 };
 
 class llama_engine final : public engine_i {
@@ -62,6 +68,8 @@ class llama_engine final : public engine_i {
     llama_model *model() const;
     /** Decode threads in use. */
     int32_t threads() const { return threads_; }
+    /** KV cache bytes per token (kv_config.h); 0 when not per token (recurrent, hybrid). */
+    int64_t kv_bytes_per_token() const { return kv_bytes_per_token_; }
 
     void warm_up() override;
 
@@ -75,8 +83,9 @@ class llama_engine final : public engine_i {
     std::unique_ptr<impl> impl_;
     llama_engine_options opts_;
     std::string model_name_;
-    bool partial_    = false;  // attention-only memory: prefixes can be shared and cut
-    int32_t threads_ = 1;
+    bool partial_               = false;  // attention-only memory: prefixes can be shared and cut
+    int32_t threads_            = 1;
+    int64_t kv_bytes_per_token_ = 0;
 };
 
 }  // namespace sf

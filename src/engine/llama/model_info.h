@@ -17,9 +17,11 @@ struct model_facts {
     uint64_t size_bytes = 0;  // weights
     int32_t n_embd      = 0;
     int32_t n_ctx_train = 0;
-    std::string architecture;  // general.architecture
-    std::string file_type;     // e.g. "F16", "Q4_K - Medium" (from llama_model_desc)
-    std::string description;   // llama_model_desc, e.g. "qwen3 ?B F16"
+    std::string architecture;                // general.architecture
+    std::string file_type;                   // e.g. "F16", "Q4_K - Medium" (from llama_model_desc)
+    std::string description;                 // llama_model_desc, e.g. "qwen3 ?B F16"
+    int64_t kv_bytes_per_token = 0;          // KV cache per token (kv_config.h), set by the worker
+    std::string cache_type_k, cache_type_v;  // the KV cache's element types, set by the worker
 };
 
 /** Reads the facts of `model`. Array metadata values are left out (llama.cpp gives none). */

@@ -27,6 +27,7 @@ launch_context context(const sf::test::temp_dir &dir, const std::string &priorit
     c.model          = model;
     c.priority       = priority;
     c.home           = dir.path + "/home";
+    c.config_home    = c.home + "/.config";
     c.launch_dir     = dir.path + "/state/launch/agent";
     c.context_length = 4096;
     return c;
@@ -91,6 +92,12 @@ json toml_value(std::string_view s, size_t &i) {
             t[key] = toml_value(s, i);
             skip_space(s, i);
             if (i < s.size() && s[i] == ',') ++i;
+        }
+    }
+    for (const char *b : {"true", "false"}) {  // booleans (the offline switches)
+        if (s.substr(i).starts_with(b)) {
+            i += std::string_view(b).size();
+            return json(b[0] == 't');
         }
     }
     return toml_string(s, i);
@@ -232,14 +239,23 @@ TEST(LaunchAgents, CodexGetsAResponsesProviderAsTomlOverrides) {
     EXPECT_EQ(prov["wire_api"], "responses");
     EXPECT_EQ(prov["name"], "Superfluid");
     EXPECT_EQ(prov["http_headers"], json({{kHeader, "batch"}}));
+    // Nothing fetched from the outside world (issue #19).
+    EXPECT_EQ(cfg["features"]["plugins"], false);
+    EXPECT_EQ(cfg["analytics"]["enabled"], false);
+    EXPECT_EQ(cfg["check_for_update_on_startup"], false);
 }
 
 TEST(LaunchAgents, OpenCodeGetsAnOpenAiCompatibleProviderInItsConfigVariable) {
     sf::test::temp_dir dir;
-    const auto p   = plan_of("opencode", context(dir, "normal"));
+    const auto c   = context(dir, "normal");
+    const auto p   = plan_of("opencode", c);
     const auto env = env_of(p);
     EXPECT_EQ(p.program, "opencode");
-    EXPECT_TRUE(p.files.empty());
+    // Its one file: npm offline in its config dir, for the run (the user's own, restored after).
+    ASSERT_EQ(p.files.size(), 1u);
+    EXPECT_EQ(p.files[0].path, c.config_home + "/opencode/.npmrc");
+    EXPECT_TRUE(p.files[0].restore);
+    EXPECT_NE(p.files[0].content.find("offline=true"), std::string::npos);
     const json cfg   = json::parse(env.at("OPENCODE_CONFIG_CONTENT"));
     const json &prov = cfg["provider"]["superfluid"];
     EXPECT_EQ(prov["npm"], "@ai-sdk/openai-compatible");
@@ -288,7 +304,9 @@ TEST(LaunchAgents, ClineGetsTheOpenAiProviderForBothModesAndTheKeyInItsSecrets) 
     dir.write(sec, R"({"anthropicApiKey": "kept"})");
     const auto p = plan_of("cline", c);
     EXPECT_EQ(p.program, "cline");
-    ASSERT_EQ(p.files.size(), 2u);
+    ASSERT_EQ(p.files.size(), 4u);  // + Cline 3's providers.json and global-settings.json
+    EXPECT_TRUE(file_at(p, c.home + "/.cline/data/settings/providers.json").restore);
+    EXPECT_TRUE(file_at(p, c.home + "/.cline/data/settings/global-settings.json").restore);
     const json gs = json::parse(file_at(p, state).content);
     EXPECT_TRUE(file_at(p, state).restore);
     EXPECT_EQ(gs["telemetrySetting"], "disabled");

@@ -233,4 +233,39 @@ TEST_F(MkmodelTest, BothArchsDecode) {
     }
 }
 
+// --eog-scale: the scaled <|im_end|> row wins the logits after some inputs, not all (so turns
+// end after a few tokens), while scale 1 leaves it an ordinary token; the name says it.
+TEST_F(MkmodelTest, EogScaleMakesTheEndOfTurnTheTopTokenAfterSomeInputs) {
+    auto count_eog_wins = [&](float scale) {
+        mk::options opt;
+        opt.eog_scale           = scale;
+        model_ptr model         = load(write(opt, "e" + std::to_string(int(scale)) + ".gguf"));
+        llama_context_params cp = llama_context_default_params();
+        cp.n_ctx                = 64;
+        cp.n_threads            = 1;  // one token per decode: no thread barriers to spin on
+        cp.n_threads_batch      = 1;
+        context_ptr ctx(llama_init_from_model(model.get(), cp));
+        int wins = 0;
+        for (llama_token t = 1000; t < 1000 + 40 * 97; t += 97) {
+            llama_memory_clear(llama_get_memory(ctx.get()), true);
+            llama_token in = t;
+            EXPECT_EQ(llama_decode(ctx.get(), llama_batch_get_one(&in, 1)), 0);
+            const float *logits = llama_get_logits_ith(ctx.get(), -1);
+            const int32_t n     = llama_vocab_n_tokens(llama_model_get_vocab(model.get()));
+            int32_t best        = 0;
+            for (int32_t i = 1; i < n; ++i) best = logits[i] > logits[best] ? i : best;
+            wins += best == 151645;
+        }
+        return wins;
+    };
+    EXPECT_EQ(count_eog_wins(1.0f), 0);
+    const int wins = count_eog_wins(64.0f);
+    RecordProperty("eog_wins_of_40", wins);
+    EXPECT_GT(wins, 2);
+    EXPECT_LT(wins, 38);
+    mk::options opt;
+    opt.eog_scale = 64.0f;
+    EXPECT_EQ(mk::model_name(opt), "superfluid-tiny-qwen3-s1-e64");
+}
+
 }  // namespace

@@ -1,0 +1,97 @@
+#include "engine/llama/kv_config.h"
+
+#include <ggml.h>
+#include <llama.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "engine/llama/llama_engine.h"
+
+namespace sf {
+
+namespace {
+
+// llama-server's accepted cache types (common/arg.cpp kv_cache_types).
+const std::vector<ggml_type> k_types = {GGML_TYPE_F32,    GGML_TYPE_F16,  GGML_TYPE_BF16,
+                                        GGML_TYPE_Q8_0,   GGML_TYPE_Q4_0, GGML_TYPE_Q4_1,
+                                        GGML_TYPE_IQ4_NL, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1};
+
+bool type_from_name(const std::string &name, ggml_type &out) {
+    for (ggml_type t : k_types) {
+        if (name == ggml_type_name(t)) {
+            out = t;
+            return true;
+        }
+    }
+    return false;
+}
+
+// A numeric GGUF value of the model's architecture, or `fallback`.
+int64_t arch_meta(const llama_model *m, const std::string &arch, const char *key,
+                  int64_t fallback) {
+    char buf[64]        = {0};
+    const std::string k = arch + "." + key;
+    if (llama_model_meta_val_str(m, k.c_str(), buf, sizeof buf) <= 0) return fallback;
+    return std::strtoll(buf, nullptr, 10);
+}
+
+}  // namespace
+
+const std::vector<std::string> &kv_cache_type_names() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (ggml_type t : k_types) v.emplace_back(ggml_type_name(t));
+        return v;
+    }();
+    return names;
+}
+
+bool apply_kv_options(const llama_engine_options &opts, llama_context_params &cp,
+                      std::string &error) {
+    auto list = [] {
+        std::string s;
+        for (const auto &n : kv_cache_type_names()) s += (s.empty() ? "" : ", ") + n;
+        return s;
+    };
+    if (!type_from_name(opts.cache_type_k, cp.type_k)) {
+        error = "unknown --cache-type-k '" + opts.cache_type_k + "' (one of: " + list() + ")";
+        return false;
+    }
+    if (!type_from_name(opts.cache_type_v, cp.type_v)) {
+        error = "unknown --cache-type-v '" + opts.cache_type_v + "' (one of: " + list() + ")";
+        return false;
+    }
+    if (opts.flash_attn == "auto") {
+        cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_AUTO;
+    } else if (opts.flash_attn == "on") {
+        cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_ENABLED;
+    } else if (opts.flash_attn == "off") {
+        cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    } else {
+        error = "unknown --flash-attn '" + opts.flash_attn + "' (one of: auto, on, off)";
+        return false;
+    }
+    return true;
+}
+
+int64_t kv_bytes_per_token(const llama_model *m, const llama_engine_options &opts) {
+    if (llama_model_is_recurrent(m) || llama_model_is_hybrid(m)) return 0;
+    ggml_type tk = GGML_TYPE_F16, tv = GGML_TYPE_F16;
+    type_from_name(opts.cache_type_k, tk);
+    type_from_name(opts.cache_type_v, tv);
+    char arch_buf[64] = {0};
+    if (llama_model_meta_val_str(m, "general.architecture", arch_buf, sizeof arch_buf) <= 0)
+        return 0;
+    const std::string arch = arch_buf;
+    const int64_t n_head   = llama_model_n_head(m);
+    const int64_t head_dim = n_head > 0 ? llama_model_n_embd(m) / n_head : 0;
+    const int64_t n_kv     = llama_model_n_head_kv(m);
+    const int64_t k_len    = arch_meta(m, arch, "attention.key_length", head_dim);
+    const int64_t v_len    = arch_meta(m, arch, "attention.value_length", k_len);
+    const int64_t layers   = llama_model_n_layer(m);
+    return layers *
+           static_cast<int64_t>(ggml_row_size(tk, n_kv * k_len) + ggml_row_size(tv, n_kv * v_len));
+}
+
+}  // namespace sf

@@ -1,0 +1,37 @@
+#include "http/status_view.h"
+
+namespace sf {
+
+using json = nlohmann::json;
+
+const char *session_state_name(const session_manager::session_info &s) {
+    return s.generated > 0 ? "generating" : "prefill";
+}
+
+json session_json(const session_manager::session_info &s) {
+    return {{"id", s.id},
+            {"priority", class_name(s.cls)},
+            {"api", s.api},
+            {"client", s.user_agent},
+            {"state", session_state_name(s)},
+            {"prompt_tokens", s.prompt_tokens},
+            {"generated_tokens", s.generated},
+            {"age_s", s.age_s},
+            {"ttft_s", s.ttft_s >= 0 ? json(s.ttft_s) : json(nullptr)}};
+}
+
+json running_sessions_json(session_manager &sessions) {
+    json out = json::array();
+    for (const auto &s : sessions.running_sessions()) out.push_back(session_json(s));
+    return out;
+}
+
+double prefix_cache_hit_rate(const cache_report &c) {
+    return c.prompt_tokens > 0 ? double(c.cached_tokens) / double(c.prompt_tokens) : 0.0;
+}
+
+double kv_cache_usage(const worker_status &r) {
+    return r.kv_total_cells > 0 ? double(r.kv_used_cells) / double(r.kv_total_cells) : 0.0;
+}
+
+}  // namespace sf

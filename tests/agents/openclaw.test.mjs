@@ -1,0 +1,19 @@
+// OpenClaw (openclaw 2026.9.6 under Node 24 from npm; one embedded agent turn, `openclaw
+// agent --local --message`) through `superfluid launch openclaw`, over the native Ollama API
+// (/api/chat): a plain turn on the tiny random model and a whole tool loop (exec) on the
+// scripted engine, offline (lib/agent_run.mjs).
+import { join } from 'node:path';
+import { agentSuite, NODE24_BIN } from './lib/agent_run.mjs';
+
+const turn = (prompt) => ['agent', '--local', '--message', prompt];
+
+agentSuite({
+  agent: 'openclaw',
+  ua: /user-agent "undici"/, // Node's fetch, as OpenClaw sends it
+  path: '/api/chat',
+  plain: turn,
+  tool: turn,
+  env: { PATH: `${NODE24_BIN}:${process.env.PATH}` },
+  // Its tools run in its workspace, under the state directory launch gives it.
+  workdir: (r, server) => join(server.stateDir, 'launch', 'openclaw', 'state', 'workspace'),
+});

@@ -1,0 +1,99 @@
+// `superfluid run` (issue #22): one-shot answers from arguments or stdin, exit status and the
+// API's message on an error, and the terminal chat through a real pseudo-terminal (script(1)):
+// commands, a multi-line message, Ctrl-C stopping an answer (the server cancels it) while the
+// chat goes on, the input history. Requests go out as the interactive class.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SUPERFLUID, runSuperfluid, startServer, until } from '../lib/server.mjs';
+
+const interactiveTtftCount = async (srv) => {
+  const text = await (await fetch(`${srv.url}/metrics`)).text();
+  const m = text.match(/time_to_first_token_seconds_count\{priority="interactive"\} (\d+)/);
+  return m ? Number(m[1]) : 0;
+};
+
+// Feeds `steps` ([delayMs, bytes]) to `superfluid run ARGS` on a pseudo-terminal.
+function onTerminal(args, steps) {
+  return new Promise((resolve) => {
+    const cmd = [SUPERFLUID, 'run', ...args].map((a) => `'${a}'`).join(' ');
+    const p = spawn('script', ['-qec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (out += d));
+    let t = 0;
+    for (const [delay, bytes] of steps) {
+      t += delay;
+      setTimeout(() => p.stdin.write(bytes), t);
+    }
+    const kill = setTimeout(() => p.kill('SIGKILL'), t + 60000);
+    p.on('exit', (code) => {
+      clearTimeout(kill);
+      resolve({ code, out: out.replace(/\r/g, '').replace(/\x1b\[[0-9;]*m/g, '') });
+    });
+  });
+}
+
+test('run answers a prompt once, as the interactive class, from arguments or stdin', async () => {
+  const srv = await startServer();
+  try {
+    const before = await interactiveTtftCount(srv);
+    const common = ['--port', String(srv.port), '--state-dir', srv.stateDir, '--max-tokens', '8'];
+    const r = await runSuperfluid(['run', 'default', 'Say', 'hello', ...common]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stdout.trim().length > 0, 'the answer is printed');
+    assert.equal(await interactiveTtftCount(srv), before + 1, 'one interactive request');
+
+    const piped = await new Promise((resolve) => {
+      const p = spawn(SUPERFLUID, ['run', ...common], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      p.stdout.on('data', (d) => (stdout += d));
+      p.stdin.end('a question from a pipe\n');
+      p.on('exit', (code) => resolve({ code, stdout }));
+    });
+    assert.equal(piped.code, 0);
+    assert.ok(piped.stdout.trim().length > 0);
+    assert.equal(await interactiveTtftCount(srv), before + 2);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('run exits 1 with the API\'s message when the request is refused', async () => {
+  const srv = await startServer(['--ctx-size', '64']);
+  try {
+    const r = await runSuperfluid(['run', 'default', 'word '.repeat(200), '--port', String(srv.port), '--state-dir', srv.stateDir]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /Error: .*too long/);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('the terminal chat: commands, a multi-line message, Ctrl-C stops an answer, history kept', async () => {
+  const srv = await startServer();
+  try {
+    const args = ['--port', String(srv.port), '--state-dir', srv.stateDir];
+    const r = await onTerminal(args, [
+      [500, '/set think off\n'],
+      [300, '"""\nfirst line\nsecond line"""\n'],  // an unbounded answer on the random model...
+      [2500, '\x03'],                              // ... stopped by Ctrl-C
+      [1500, '/clear\n'],
+      [300, '/bye\n'],
+    ]);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /Thinking off\./);
+    assert.match(r.out, /\(stopped\)/);
+    assert.match(r.out, /Cleared the conversation\./);
+    // The stopped answer's session was cancelled on the server, not left generating.
+    const idle = await until(async () => (await (await fetch(`${srv.url}/api/ps`)).json()).sessions.length === 0, 10000);
+    assert.ok(idle, 'no session left running after Ctrl-C');
+    const history = readFileSync(join(srv.stateDir, 'run_history'), 'utf8');
+    assert.match(history, /first line\nsecond line\n/);
+    assert.match(history, /\/bye\n/);
+  } finally {
+    await srv.stop();
+  }
+});
