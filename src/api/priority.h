@@ -60,4 +60,11 @@ bool resolve_priority(const std::optional<priority_class> &from_body, const prio
  */
 std::string load_priority_config(const std::string &path, priority_config &cfg);
 
+/**
+ * The same from the file's text; `name` (the path) prefixes the error. Any bytes are safe: a
+ * malformed file is an error string, never an exception (tests/fuzz/fuzz_config.cpp).
+ */
+std::string parse_priority_config(const std::string &text, const std::string &name,
+                                  priority_config &cfg);
+
 }  // namespace sf
