@@ -50,11 +50,13 @@ bool resume_cursor(const httplib::Request &req, const std::string &session_id, s
 }
 
 bool parse_starting_after(const std::string &value, int64_t &after) {
-    int64_t n    = -1;
+    // Unsigned: from_chars then takes no sign at all (a signed parse took "-0").
+    uint64_t n   = 0;
     auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (value.empty() || ec != std::errc() || p != value.data() + value.size() || n < 0)
+    if (value.empty() || ec != std::errc() || p != value.data() + value.size() ||
+        n > uint64_t(INT64_MAX))
         return false;
-    after = n;
+    after = int64_t(n);
     return true;
 }
 

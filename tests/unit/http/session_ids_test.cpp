@@ -56,7 +56,9 @@ TEST(SessionIdsTest, StartingAfterIsDigitsOnly) {
     EXPECT_EQ(after, 0);
     EXPECT_TRUE(sf::parse_starting_after("42", after));
     EXPECT_EQ(after, 42);
-    for (const char *bad : {"", "-1", "+1", " 1", "1 ", "1e3", "99999999999999999999"}) {
+    // "-0": found by tests/fuzz/fuzz_session_ids (a signed parse accepted it).
+    for (const char *bad :
+         {"", "-1", "-0", "+1", " 1", "1 ", "1e3", "9223372036854775808", "99999999999999999999"}) {
         after = 7;
         EXPECT_FALSE(sf::parse_starting_after(bad, after)) << bad;
         EXPECT_EQ(after, 7) << bad;
