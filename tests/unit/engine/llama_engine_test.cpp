@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/output_parser.h"
+#include "decode_threads.h"
 #include "engine/text_stream.h"
 #include "mkmodel.h"
 
@@ -31,7 +32,7 @@ class LlamaEngineTest : public ::testing::Test {
         o.ctx_size   = 512;
         o.parallel   = 2;
         o.batch_size = 128;
-        o.threads    = 2;
+        o.threads    = sf::test::k_decode_threads;
         engine_      = new sf::llama_engine(o);
     }
     static void TearDownTestSuite() {
