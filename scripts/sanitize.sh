@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 JOBS="${JOBS:-$(nproc)}"
 
-UNIT_TARGETS=(util_test engine_test scheduler_test cache_test api_test http_test mkmodel_test bench_test
+UNIT_TARGETS=(util_test engine_test scheduler_test cache_test api_test http_test cluster_test mkmodel_test bench_test
   ollama_responses_test journal_test models_test events_test session_test launch_test)
 
 # file : node --test-name-pattern (a regular expression over the test names).

@@ -14,7 +14,9 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config git ca-certificate
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev libssl-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libgmock-dev
   bsdutils  # script(1): the terminal-chat test runs `superfluid run` on a pseudo-terminal
-  strace iproute2 util-linux  # tests/agents: connect() audit, a network namespace (unshare)
+  strace iproute2 util-linux  # tests/agents: connect() audit, a network namespace (unshare);
+                              # cluster.test.mjs: ip netns + veth + bridge per guest
+  nftables  # cluster.test.mjs: a half-open link (a guest's packets to the head dropped)
   chromium  # the /ui page's browser test (tests/ui, driven by playwright-core)
   clang-14 libclang-rt-14-dev)  # libFuzzer for the fuzz targets (tests/fuzz, scripts/fuzz.sh)
 

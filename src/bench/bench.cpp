@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "bench/aggregate.h"
+#include "bench/engine_limit.h"
 #include "bench/overhead.h"
 #include "bench/process_util.h"
 #include "bench/report.h"
@@ -48,6 +49,27 @@ std::vector<server_spec> server_specs(const bench_options &o) {
     return specs;
 }
 
+// llama-bench's figures over the runs and Superfluid's c1 figures over them, run by run:
+// {"llama-bench": {pp512…, tg128…}, "superfluid/llama-bench": {decode_over_tg128, …},
+//  "per_run": [...], "command"}.
+nlohmann::json engine_record(const nlohmann::json &engine_runs, const nlohmann::json &per_run) {
+    std::vector<nlohmann::json> figures, ratios;
+    nlohmann::json out = {{"per_run", engine_runs}};
+    for (size_t r = 0; r < engine_runs.size(); ++r) {
+        nlohmann::json e = engine_runs[r];
+        if (e.contains("error")) continue;
+        out["command"] = e["command"];
+        e.erase("command");
+        figures.push_back(e);
+        if (r < per_run.size() && per_run[r].contains("superfluid"))
+            ratios.push_back(engine_ratios(per_run[r]["superfluid"]["figures"], e));
+    }
+    out["llama-bench"] = figures.empty() ? nlohmann::json::object() : aggregate_trees(figures);
+    out["superfluid/llama-bench"] =
+        ratios.empty() ? nlohmann::json::object() : aggregate_trees(ratios);
+    return out;
+}
+
 nlohmann::json sizes(const bench_options &o) {
     return {{"agents", o.agents},
             {"doc_tokens", o.doc_tokens},
@@ -63,7 +85,12 @@ nlohmann::json sizes(const bench_options &o) {
             {"agentic_system_bytes", o.agentic_system_bytes},
             {"burst_sizes", o.burst_sizes},
             {"burst_tokens", o.burst_tokens},
-            {"burst_window_s", o.burst_window_s}};
+            {"burst_window_s", o.burst_window_s},
+            {"endurance_turns", o.endurance_turns},
+            {"endurance_start_tokens", o.endurance_start_tokens},
+            {"endurance_result_tokens", {o.endurance_result_min, o.endurance_result_max}},
+            {"endurance_call_tokens", o.endurance_call_tokens},
+            {"endurance_interrupt_at", o.endurance_interrupt_at}};
 }
 
 // One server, one run: start, scenario, peak RSS, stop; the gates measured around it.
@@ -170,6 +197,10 @@ int run(const bench_options &o) {
     auto specs             = server_specs(o);
     nlohmann::json per_run = nlohmann::json::array();
     bool all_ok            = true;
+    // throughput on a model file: llama-bench on it too, once per run (the engine's own limit).
+    const std::string llama_bench =
+        o.scenario == "throughput" && !o.model.empty() ? llama_bench_path(o.llama_server_bin) : "";
+    nlohmann::json engine_runs = nlohmann::json::array();
     for (int r = 0; r < o.runs; ++r) {
         nlohmann::json run_rec = nlohmann::json::object();
         // Odd runs start with the last server: the machine's speed drifts within minutes, and
@@ -178,6 +209,10 @@ int run(const bench_options &o) {
             const auto &spec   = specs[r % 2 == 0 ? k : specs.size() - 1 - k];
             run_rec[spec.name] = run_one(o, spec, fn, r, work, out + "/logs", prog);
             if (run_rec[spec.name].contains("error")) all_ok = false;
+        }
+        if (!llama_bench.empty()) {
+            prog.say("llama-bench pp512 tg128");
+            engine_runs.push_back(run_llama_bench(llama_bench, o.model, o.threads));
         }
         per_run.push_back(run_rec);
     }
@@ -218,6 +253,7 @@ int run(const bench_options &o) {
         }
         rec["ratios"][specs[0].name + "/" + specs[s].name] = aggregate_trees(trees);
     }
+    if (!engine_runs.empty()) rec["engine"] = engine_record(engine_runs, per_run);
     rec["per_run"]    = per_run;
     rec["duration_s"] = now_s() - t0;
     rec["charts"]     = write_charts(rec, out);
@@ -231,6 +267,18 @@ int run(const bench_options &o) {
                 rec["harness"]["total_s"].is_object()
                     ? std::to_string(rec["harness"]["total_s"]["median"].get<double>()).c_str()
                     : "-");
+    if (rec.contains("engine") && rec["engine"]["llama-bench"].contains("tg128_tokens_per_s")) {
+        const auto &e = rec["engine"];
+        auto med      = [](const nlohmann::json &v) {
+            return is_summary(v) && v["median"].is_number() ? v["median"].get<double>() : -1.0;
+        };
+        std::printf(
+            "llama-bench (same file): pp512 %.1f, tg128 %.1f tokens/s; superfluid c1 "
+            "decode / tg128 = %.3f\n",
+            med(e["llama-bench"]["pp512_tokens_per_s"]),
+            med(e["llama-bench"]["tg128_tokens_per_s"]),
+            med(e["superfluid/llama-bench"].value("decode_over_tg128", nlohmann::json())));
+    }
     std::printf("wrote %s/results.json, report.md, %zu chart(s)\n", out.c_str(),
                 rec["charts"].size());
     std::error_code ec;

@@ -8,8 +8,8 @@ namespace sf::bench {
 
 /** Everything one `superfluid bench SCENARIO` run needs; defaults are the issue's full sizes. */
 struct bench_options {
-    std::string scenario;              // priority|recovery|prefix|throughput|agentic|burst
-    std::string model;                 // GGUF path: the bench starts the servers itself
+    std::string scenario;  // priority|recovery|prefix|throughput|agentic|burst|endurance
+    std::string model;     // GGUF path: the bench starts the servers itself
     std::vector<std::string> against;  // peers to start too: "llama-server"
     std::string url;                   // measure an already running server instead
     int runs = 1;                      // repetitions; every figure is reported as median/min/max
@@ -28,8 +28,9 @@ struct bench_options {
     double request_timeout_s = 900;   // one HTTP request's read timeout
     bool progress            = true;  // live progress on stderr
 
-    // priority
-    int agents           = 8;
+    // priority (background agents) and endurance (trajectories); -1: the scenario's default,
+    // 8 for priority, 1 for endurance (resolved by resolve_defaults)
+    int agents           = -1;
     int doc_tokens       = 7500;
     int agent_max_tokens = 256;
     double chat_at_s     = 2.0;
@@ -53,6 +54,21 @@ struct bench_options {
     double burst_window_s        = 0.2;
     // short answers (prefix, agentic, warm-up)
     int short_tokens = 8;
+    // endurance (issue #23: 80 tool calls, the context growing from ~10K to ~50K tokens)
+    int endurance_turns        = 80;
+    int endurance_start_tokens = 10000;
+    int endurance_result_min   = 300;  // tokens of one tool result, drawn per turn in [min, max]
+    int endurance_result_max   = 600;
+    int endurance_call_tokens =
+        256;  // max_tokens of a turn (one bounded tool call; see endurance.cpp)
+    int endurance_interrupt_at =
+        -1;  // turn the first trajectory drops mid-answer; -1: turns/2, 0: none
 };
+
+/** Fills the scenario-dependent defaults (agents, the interrupted turn) after parsing. */
+inline void resolve_defaults(bench_options &o) {
+    if (o.agents < 0) o.agents = o.scenario == "endurance" ? 1 : 8;
+    if (o.endurance_interrupt_at < 0) o.endurance_interrupt_at = (o.endurance_turns + 1) / 2;
+}
 
 }  // namespace sf::bench

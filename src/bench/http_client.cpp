@@ -1,5 +1,6 @@
 #include "bench/http_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -89,16 +90,11 @@ void sse_reader::line(const std::string &l, double t) {
         return;
     }
     if (j.contains("choices") && j["choices"].is_array() && !j["choices"].empty()) {
-        const json &d = j["choices"][0].value("delta", json::object());
-        std::string piece;
-        for (const char *k : {"reasoning_content", "content"}) {
-            if (d.contains(k) && d[k].is_string()) piece += d[k].get<std::string>();
-        }
-        if (!piece.empty()) {
-            if (out_.ttft_s < 0) out_.ttft_s = t;
-            out_.token_times.push_back(t);
-            out_.pieces.push_back(std::move(piece));
-        }
+        const json &c = j["choices"][0];
+        if (c.contains("finish_reason") && c["finish_reason"].is_string())
+            out_.finish_reason = c["finish_reason"].get<std::string>();
+        const json &d = c.value("delta", json::object());
+        if (d.is_object()) delta(d, t);
     }
     if (j.contains("usage") && j["usage"].is_object()) {
         const json &u = j["usage"];
@@ -121,9 +117,112 @@ void sse_reader::line(const std::string &l, double t) {
     }
 }
 
+void sse_reader::delta(const json &d, double t) {
+    std::string piece;
+    for (const char *k : {"reasoning_content", "content"}) {
+        if (d.contains(k) && d[k].is_string()) piece += d[k].get<std::string>();
+    }
+    if (d.contains("tool_calls") && d["tool_calls"].is_array()) {
+        for (const json &tc : d["tool_calls"]) {
+            if (!tc.is_object()) continue;
+            const int index = tc.value("index", 0);
+            out_.tool_calls = std::max(out_.tool_calls, index + 1);
+            if (index != 0) continue;
+            if (tc.contains("id") && tc["id"].is_string())
+                out_.tool_call_id = tc["id"].get<std::string>();
+            if (!tc.contains("function") || !tc["function"].is_object()) continue;
+            const json &f = tc["function"];
+            if (f.contains("name") && f["name"].is_string()) {
+                const auto n = f["name"].get<std::string>();
+                out_.tool_name += n;
+                piece += n;  // the call's header is visible output: it starts the answer
+            }
+            if (f.contains("arguments") && f["arguments"].is_string()) {
+                const auto a = f["arguments"].get<std::string>();
+                out_.tool_arguments += a;
+                piece += a;
+            }
+        }
+    }
+    if (!piece.empty()) {
+        if (out_.ttft_s < 0) out_.ttft_s = t;
+        out_.token_times.push_back(t);
+        out_.pieces.push_back(std::move(piece));
+    }
+}
+
+namespace {
+
+// Reads a streamed answer (POST body, or GET when `body` is empty) into a stream_result.
+stream_result read_stream(const std::string &base_url, const std::string &path,
+                          const std::string &body, const httplib::Headers &headers,
+                          const request_options &opts) {
+    stream_result r;
+    httplib::Client cli(base_url);
+    cli.set_connection_timeout(10, 0);
+    cli.set_read_timeout(static_cast<time_t>(opts.timeout_s), 0);
+    cli.set_write_timeout(60, 0);
+    sse_reader reader(r);
+    std::string raw;
+    bool dropped = false;
+    httplib::Request req;
+    req.method           = body.empty() ? "GET" : "POST";
+    req.path             = path;
+    req.headers          = headers;
+    req.body             = body;
+    req.response_handler = [&](const httplib::Response &res) {
+        r.status = res.status;  // read here too: a client that drops the answer gets no Response
+        if (res.has_header("X-Superfluid-Session"))
+            r.session = res.get_header_value("X-Superfluid-Session");
+        return true;
+    };
+    if (!body.empty()) req.set_header("Content-Type", "application/json");
+    r.sent_at            = now_s();
+    req.content_receiver = [&](const char *data, size_t len, uint64_t, uint64_t) {
+        double t = now_s() - r.sent_at;
+        if (raw.size() < 2048) raw.append(data, std::min<size_t>(len, 2048));
+        size_t before = r.pieces.size();
+        reader.feed(data, len, t);
+        if (opts.on_token) {
+            for (size_t i = before; i < r.pieces.size(); ++i)
+                opts.on_token(static_cast<int>(i + 1), r.token_times[i]);
+        }
+        if (opts.cut_after_tokens > 0 &&
+            static_cast<int>(r.pieces.size()) >= opts.cut_after_tokens && !r.done) {
+            dropped = true;
+            return false;  // the client goes away mid-answer
+        }
+        return true;
+    };
+    httplib::Result res = cli.send(req);
+    r.total_s           = now_s() - r.sent_at;
+    if (res) {
+        r.status = res->status;
+        if (r.status != 200) {
+            r.cut = true;
+            if (r.error.empty()) r.error = "HTTP " + std::to_string(r.status) + ": " + raw;
+        }
+    } else if (dropped) {
+        r.error = "dropped by the client";
+    } else {
+        r.cut = true;
+        if (r.error.empty()) r.error = "transport: " + httplib::to_string(res.error());
+    }
+    if (!r.done) r.cut = true;
+    r.ok = r.status == 200 && r.done && r.error.empty();
+    return r;
+}
+
+}  // namespace
+
+stream_result get_session_stream(const std::string &base_url, const std::string &session,
+                                 const request_options &opts) {
+    return read_stream(base_url, "/v1/sessions/" + session + "/events?include_usage=true", "", {},
+                       opts);
+}
+
 stream_result post_chat_stream(const std::string &base_url, json body,
                                const request_options &opts) {
-    stream_result r;
     body["stream"]         = true;
     body["stream_options"] = {{"include_usage", true}};
     std::string model      = model_for(base_url);
@@ -133,39 +232,8 @@ stream_result post_chat_stream(const std::string &base_url, json body,
         body["priority"] = opts.priority;
         headers.emplace("X-Superfluid-Priority", opts.priority);
     }
-    httplib::Client cli(base_url);
-    cli.set_connection_timeout(10, 0);
-    cli.set_read_timeout(static_cast<time_t>(opts.timeout_s), 0);
-    cli.set_write_timeout(60, 0);
-    sse_reader reader(r);
-    std::string raw;
-    r.sent_at = now_s();
-    auto res  = cli.Post("/v1/chat/completions", headers, body.dump(), "application/json",
-                         [&](const char *data, size_t len) {
-                            double t = now_s() - r.sent_at;
-                            if (raw.size() < 2048) raw.append(data, std::min<size_t>(len, 2048));
-                            size_t before = r.pieces.size();
-                            reader.feed(data, len, t);
-                            if (opts.on_token) {
-                                for (size_t i = before; i < r.pieces.size(); ++i)
-                                    opts.on_token(static_cast<int>(i + 1), r.token_times[i]);
-                            }
-                            return true;
-                        });
-    r.total_s = now_s() - r.sent_at;
-    if (!res) {
-        r.cut = true;
-        if (r.error.empty()) r.error = "transport: " + httplib::to_string(res.error());
-    } else {
-        r.status = res->status;
-        if (r.status != 200) {
-            r.cut = true;
-            if (r.error.empty()) r.error = "HTTP " + std::to_string(r.status) + ": " + raw;
-        }
-    }
-    if (!r.done) r.cut = true;
-    r.ok = r.status == 200 && r.done && r.error.empty();
-    return r;
+    if (opts.detach) headers.emplace("X-Superfluid-Detach", "true");
+    return read_stream(base_url, "/v1/chat/completions", body.dump(), headers, opts);
 }
 
 int http_get(const std::string &base_url, const std::string &path, double timeout_s,

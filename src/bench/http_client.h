@@ -27,6 +27,12 @@ struct stream_result {
     int prompt_tokens     = -1;       // usage.prompt_tokens (or timings)
     int cached_tokens     = -1;  // usage.prompt_tokens_details.cached_tokens or timings.cache_n
     int completion_tokens = -1;  // usage.completion_tokens (-1: none reported)
+    std::string finish_reason;   // choices[0].finish_reason of the last chunk that had one
+    std::string tool_name;       // the first tool call's function name (delta.tool_calls[0])
+    std::string tool_call_id;    // its id, as the server named it
+    std::string tool_arguments;  // its arguments, the streamed pieces concatenated
+    int tool_calls = 0;          // distinct tool calls seen (by index)
+    std::string session;         // the X-Superfluid-Session response header ("" elsewhere)
 
     /** Completion tokens: the usage figure, else the chunk count. */
     int tokens() const {
@@ -40,6 +46,10 @@ struct request_options {
     double timeout_s = 900;
     /** Called in the receiving thread after each content chunk (count so far, its time). */
     std::function<void(int, double)> on_token;
+    /** Superfluid: `X-Superfluid-Detach: true`, the session outlives a client that goes away. */
+    bool detach = false;
+    /** > 0: the client drops the connection after this many token events (an interruption). */
+    int cut_after_tokens = 0;
 };
 
 /** Normalizes a server address: "http://host:port" without a trailing "/v1" or "/". */
@@ -48,6 +58,13 @@ std::string normalize_base_url(std::string url);
 /** POSTs `body` (made streaming, with usage) to BASE/v1/chat/completions and reads the stream. */
 stream_result post_chat_stream(const std::string &base_url, nlohmann::json body,
                                const request_options &opts);
+
+/**
+ * Re-attaches to a Superfluid session: GET BASE/v1/sessions/ID/events?include_usage=true, the
+ * whole answer replayed from the journal then followed live, read like a chat stream.
+ */
+stream_result get_session_stream(const std::string &base_url, const std::string &session,
+                                 const request_options &opts);
 
 /** GET BASE+path: the status (0 when unreachable), the body in `*body` when given. */
 int http_get(const std::string &base_url, const std::string &path, double timeout_s,
@@ -62,7 +79,10 @@ std::string discover_model(const std::string &base_url);
 /** A chat request body: seeded sampling (deterministic per request), `max_tokens`. */
 nlohmann::json chat_body(nlohmann::json messages, int max_tokens);
 
-/** Incremental SSE parser over the bytes of an OpenAI chat stream (exposed for tests). */
+/**
+ * Incremental SSE parser over the bytes of an OpenAI chat stream (exposed for tests). A token
+ * event is a chunk with content, reasoning or tool-call arguments.
+ */
 class sse_reader {
   public:
     explicit sse_reader(stream_result &out) : out_(out) {}
@@ -71,6 +91,7 @@ class sse_reader {
 
   private:
     void line(const std::string &l, double t);
+    void delta(const nlohmann::json &d, double t);
     stream_result &out_;
     std::string buf_;
 };

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include "bench/aggregate.h"
 #include "bench/svg.h"
@@ -181,6 +182,19 @@ std::string markdown_report(const nlohmann::json &rec) {
     md += "\n";
     for (auto &r : t.rows) md += row_md(r);
 
+    if (rec.contains("engine")) {
+        const auto &e = rec["engine"];
+        md += "\n## The engine alone (llama-bench, same file, each run)\n\n`" +
+              e.value("command", std::string("llama-bench")) +
+              "`\n\n| figure | value |\n| --- | --- |\n";
+        for (const char *k : {"pp512_tokens_per_s", "tg128_tokens_per_s"})
+            if (e["llama-bench"].contains(k))
+                md += std::string("| ") + k + " | " + cell(e["llama-bench"][k], true) + " |\n";
+        for (const char *k : {"decode_over_tg128", "tokens_per_s_c1_over_tg128"})
+            if (e["superfluid/llama-bench"].contains(k))
+                md += std::string("| superfluid c1 ") + k + " | " +
+                      cell(e["superfluid/llama-bench"][k], true) + " |\n";
+    }
     md +=
         "\n## Quality gates\n\n| run | server | early_stop | memory_pressure | "
         "duplicate_processes | swap MB | error |\n| --- | --- | --- | --- | --- | --- | --- |\n";
@@ -206,6 +220,34 @@ std::string markdown_report(const nlohmann::json &rec) {
     return md;
 }
 
+// Endurance: TTFT and prefilled tokens against the turn number, one line per server (run 1,
+// first trajectory: the samples ttft_by_turn and prefilled_by_turn).
+static void write_endurance_charts(const nlohmann::json &rec, const std::string &dir,
+                                   std::vector<std::string> &written) {
+    if (rec["scenario"] != "endurance" || rec["per_run"].empty()) return;
+    const auto &run = rec["per_run"][0];
+    for (const auto &[key, file, title, unit] :
+         {std::tuple<const char *, const char *, const char *, const char *>{
+              "ttft_by_turn", "endurance_ttft.svg", "TTFT per turn (run 1, trajectory 1)",
+              "seconds"},
+          {"prefilled_by_turn", "endurance_prefilled.svg",
+           "Prompt tokens computed per turn (prompt − cached; run 1, trajectory 1)", "tokens"}}) {
+        std::vector<line_series> series;
+        for (auto it = run.begin(); it != run.end(); ++it) {
+            const auto &v = it.value()["samples"].value(key, nlohmann::json::array());
+            line_series s{it.key(), {}, {}};
+            for (size_t i = 0; i < v.size(); ++i) {
+                s.x.push_back(double(i + 1));
+                s.y.push_back(v[i].is_number() ? v[i].get<double>() : std::nan(""));
+            }
+            if (!s.x.empty()) series.push_back(std::move(s));
+        }
+        if (series.empty()) continue;
+        std::ofstream(dir + "/" + file) << line_chart(title, "turn", unit, series);
+        written.push_back(file);
+    }
+}
+
 std::vector<std::string> write_charts(const nlohmann::json &rec, const std::string &dir) {
     std::vector<std::string> written;
     std::string sc = rec["scenario"];
@@ -225,6 +267,7 @@ std::vector<std::string> write_charts(const nlohmann::json &rec, const std::stri
                    (has(p, "p50_s") || has(p, "p95_s") || has(p, "max_s") || has(p, "wall_s"));
         },
         written);
+    write_endurance_charts(rec, dir, written);
     // Burst: every request's latency, pooled over runs.
     std::vector<dist_column> cols;
     std::map<std::string, std::map<std::string, std::vector<double>>> by;  // N → server → values

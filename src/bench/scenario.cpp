@@ -32,6 +32,7 @@ scenario_fn find_scenario(const std::string &name) {
     if (name == "throughput") return run_throughput;
     if (name == "agentic") return run_agentic;
     if (name == "burst") return run_burst;
+    if (name == "endurance") return run_endurance;
     return nullptr;
 }
 

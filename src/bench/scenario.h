@@ -57,6 +57,7 @@ scenario_result run_prefix(scenario_context &ctx);
 scenario_result run_throughput(scenario_context &ctx);
 scenario_result run_agentic(scenario_context &ctx);
 scenario_result run_burst(scenario_context &ctx);
+scenario_result run_endurance(scenario_context &ctx);
 
 /**
  * agentic over several runs: the verdicts of the aggregated `figures` (a server's medians) are

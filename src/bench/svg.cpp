@@ -149,4 +149,47 @@ std::string distribution_chart(const std::string &title, const std::string &unit
     return out + "</svg>\n";
 }
 
+std::string line_chart(const std::string &title, const std::string &x_label,
+                       const std::string &unit, const std::vector<line_series> &series) {
+    const int w = 720, h = 340, left = 60, right = 20, top = 40, bottom = 60;
+    double xmax = 0, ymax = 0;
+    for (const auto &s : series) {
+        for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+            if (std::isnan(s.y[i])) continue;
+            xmax = std::max(xmax, s.x[i]);
+            ymax = std::max(ymax, s.y[i]);
+        }
+    }
+    if (xmax <= 0) xmax = 1;
+    if (ymax <= 0) ymax = 1;
+    const double pw = w - left - right, ph = h - top - bottom;
+    auto px         = [&](double x) { return left + x / xmax * pw; };
+    auto py         = [&](double y) { return top + ph - y / ymax * ph; };
+    std::string out = header(w, h, title);
+    // Axes, four y gridlines with labels, the x label.
+    for (int g = 0; g <= 4; ++g) {
+        const double v = ymax * g / 4;
+        out += "<line x1=\"" + fmt(left) + "\" y1=\"" + fmt(py(v)) + "\" x2=\"" + fmt(w - right) +
+               "\" y2=\"" + fmt(py(v)) + "\" stroke=\"#ddd\"/><text x=\"" + fmt(left - 4) +
+               "\" y=\"" + fmt(py(v) + 4) + "\" text-anchor=\"end\">" + fmt(v) + "</text>\n";
+    }
+    out += "<text x=\"" + fmt(left) + "\" y=\"" + fmt(top - 6) + "\">" + esc(unit) + "</text>\n";
+    out += "<text x=\"" + fmt(left + pw / 2) + "\" y=\"" + fmt(h - bottom + 28) +
+           "\" text-anchor=\"middle\">" + esc(x_label) + " (0–" + fmt(xmax) + ")</text>\n";
+    std::vector<std::string> names;
+    for (size_t k = 0; k < series.size(); ++k) {
+        const auto &s = series[k];
+        names.push_back(s.name);
+        std::string pts;
+        for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+            if (std::isnan(s.y[i])) continue;
+            pts += (pts.empty() ? "" : " ") + fmt(px(s.x[i])) + "," + fmt(py(s.y[i]));
+        }
+        out += std::string("<polyline fill=\"none\" stroke-width=\"2\" stroke=\"") +
+               kColours[k % 5] + "\" points=\"" + pts + "\"/>\n";
+    }
+    out += legend(names, left, h - 12);
+    return out + "</svg>\n";
+}
+
 }  // namespace sf::bench

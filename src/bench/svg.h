@@ -18,6 +18,16 @@ std::string bar_chart(const std::string &title, const std::string &unit,
                       const std::vector<std::string> &categories,
                       const std::vector<bar_series> &series);
 
+/** One line of a line chart: y per x (NaN = a gap), x ascending. */
+struct line_series {
+    std::string name;
+    std::vector<double> x, y;
+};
+
+/** A line chart with shared axes from 0 to the largest x and y, one polyline per series. */
+std::string line_chart(const std::string &title, const std::string &x_label,
+                       const std::string &unit, const std::vector<line_series> &series);
+
 /** One column of a distribution chart: every sample as a dot, p50 and p95 as ticks. */
 struct dist_column {
     std::string label;   // e.g. "N=30"

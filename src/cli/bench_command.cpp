@@ -10,10 +10,10 @@ namespace sf {
 
 void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
     cmd.add_option("scenario", o.scenario,
-                   "priority | recovery | prefix | throughput | agentic | burst")
+                   "priority | recovery | prefix | throughput | agentic | burst | endurance")
         ->required()
-        ->check(
-            CLI::IsMember({"priority", "recovery", "prefix", "throughput", "agentic", "burst"}));
+        ->check(CLI::IsMember(
+            {"priority", "recovery", "prefix", "throughput", "agentic", "burst", "endurance"}));
     cmd.add_option("--model", o.model, "GGUF model: the bench starts the servers itself");
     cmd.add_option("--against", o.against, "Peer to run too, on the same model: llama-server")
         ->check(CLI::IsMember({"llama-server"}));
@@ -38,7 +38,9 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
         ->capture_default_str();
     cmd.add_flag("!--no-progress", o.progress, "No live progress on stderr");
     // Scenario sizes (defaults: the full sizes).
-    cmd.add_option("--agents", o.agents, "priority: background agents")->capture_default_str();
+    cmd.add_option("--agents", o.agents,
+                   "priority: background agents (default 8); endurance: trajectories at once "
+                   "(default 1)");
     cmd.add_option("--doc-tokens", o.doc_tokens, "priority: document tokens per agent")
         ->capture_default_str();
     cmd.add_option("--agent-max-tokens", o.agent_max_tokens, "priority: max_tokens per agent")
@@ -67,6 +69,28 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
     cmd.add_option("--burst-tokens", o.burst_tokens, "burst: max_tokens")->capture_default_str();
     cmd.add_option("--short-tokens", o.short_tokens, "max_tokens of short answers")
         ->capture_default_str();
+    cmd.add_option("--turns", o.endurance_turns, "endurance: tool calls per trajectory")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 10000));
+    cmd.add_option("--start-tokens", o.endurance_start_tokens,
+                   "endurance: about the first turn's context (system prompt + task)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd.add_option("--result-tokens-min", o.endurance_result_min,
+                   "endurance: tool result, fewest tokens")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd.add_option("--result-tokens-max", o.endurance_result_max,
+                   "endurance: tool result, most tokens")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd.add_option("--call-tokens", o.endurance_call_tokens, "endurance: max_tokens of a turn")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd.add_option("--interrupt-at", o.endurance_interrupt_at,
+                   "endurance: the turn whose answer the client drops mid-stream and resumes "
+                   "(default: half-way; 0: none)")
+        ->check(CLI::NonNegativeNumber);
 }
 
 int run_bench(bench::bench_options o, int argc, char **argv) {
@@ -75,6 +99,7 @@ int run_bench(bench::bench_options o, int argc, char **argv) {
         ssize_t n        = readlink("/proc/self/exe", buf, sizeof buf - 1);
         o.superfluid_bin = n > 0 ? std::string(buf, static_cast<size_t>(n)) : argv[0];
     }
+    bench::resolve_defaults(o);
     for (int i = 0; i < argc; ++i) {
         if (i) o.command_line += ' ';
         o.command_line += argv[i];

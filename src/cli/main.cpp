@@ -1,22 +1,26 @@
-// superfluid: the command line. Subcommands: serve (the head), worker (started by the head).
+// superfluid: the command line. Subcommands: serve (the head), worker (started by the head),
+// join / token / nodes (cluster mode), and the client commands.
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
 
 #include "api/priority.h"
 #include "cli/bench_command.h"
+#include "cli/cluster_commands.h"
 #include "cli/launch_command.h"
 #include "cli/model_commands.h"
 #include "cli/ps_command.h"
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
 #include "engine/llama/kv_config.h"
+#include "sf_version.h"  // generated: cmake/version.cmake
 #include "worker/worker_main.h"
 
 int main(int argc, char **argv) {
     CLI::App app{"Superfluid: a local LLM server that decides who gets to speak"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "superfluid 0.1.0 (llama.cpp v0.5.0 de3ff815)");
+    app.set_version_flag("--version", "superfluid " SF_VERSION " (commit " SF_GIT_COMMIT
+                                      ", llama.cpp " SF_LLAMA_COMMIT ")");
 
     sf::serve_options so;
     auto *serve = app.add_subcommand("serve", "Serve a GGUF model over the OpenAI API on one port");
@@ -51,9 +55,15 @@ int main(int argc, char **argv) {
         ->check(CLI::Range(0, 10000));
     serve->add_option("--threads,-t", so.threads, "CPU threads for inference (0 = all)")
         ->capture_default_str();
-    serve->add_option("--http-threads", so.http_threads, "Concurrent HTTP connections")
+    serve
+        ->add_option("--http-threads", so.http_threads,
+                     "HTTP connections served at once (streams included); more get 503 with "
+                     "Retry-After")
         ->capture_default_str()
         ->check(CLI::Range(4, 4096));
+    serve->add_option("--api-key", so.api_keys,
+                      "Require this key of every API request (Authorization: Bearer KEY or "
+                      "x-api-key); repeat for several");
     serve
         ->add_option("--max-body-bytes", so.max_body_bytes,
                      "Largest accepted request body (larger: 413)")
@@ -151,6 +161,12 @@ int main(int argc, char **argv) {
         ->check(CLI::ExistingFile)
         ->transform([](std::string p) { return std::filesystem::absolute(p).string(); });
 
+    sf::add_serve_cluster_flags(*serve, so);
+    // join, token create, nodes (cli/cluster_commands.h); join's worker flags land in jo.
+    sf::serve_options jo;
+    sf::cluster_cli cc;
+    sf::add_cluster_commands(app, cc, jo);
+
     std::string ps_host = "127.0.0.1";
     int ps_port         = 8453;
     auto *ps = app.add_subcommand("ps", "Show the running server's model, worker and sessions");
@@ -186,7 +202,12 @@ int main(int argc, char **argv) {
     sf::worker_options wo;
     auto *worker = app.add_subcommand("worker", "Run an inference worker (started by `serve`)");
     worker->add_option("--model", wo.engine.model_path, "Path to the .gguf model")->required();
-    worker->add_option("--socket", wo.socket_path, "Unix socket to listen on")->required();
+    auto *wsock = worker->add_option("--socket", wo.socket_path, "Unix socket to listen on");
+    worker->add_option("--listen", wo.listen, "TCP host:port served over mutual TLS (a guest)")
+        ->excludes(wsock);
+    worker->add_option("--tls-cert", wo.tls_cert, "Node certificate (PEM), with --listen");
+    worker->add_option("--tls-key", wo.tls_key, "Node private key (PEM), with --listen");
+    worker->add_option("--tls-ca", wo.tls_ca, "Cluster CA certificate (PEM), with --listen");
     worker->add_option("--ctx-size", wo.engine.ctx_size, "Context per sequence, in tokens");
     worker->add_option("--parallel", wo.engine.parallel, "Concurrent sequences");
     worker->add_option("--batch-size", wo.engine.batch_size, "Tokens per tick");
@@ -214,9 +235,19 @@ int main(int argc, char **argv) {
         sf::parse_size_mib(cache_ram, so.cache_ram);
         sf::parse_size_mib(cache_disk, so.cache_disk);
         so.journal = journal_mode == "on";
+        if (!so.local_worker && !so.cluster) {
+            fprintf(stderr, "--no-local-worker needs --cluster (a head that routes to guests)\n");
+            return 2;
+        }
         return sf::run_serve(so);
     }
-    if (*worker) return sf::run_worker(wo);
+    if (*worker) {
+        if (wo.socket_path.empty() == wo.listen.empty()) {
+            fprintf(stderr, "worker: give --socket PATH or --listen HOST:PORT\n");
+            return 2;
+        }
+        return sf::run_worker(wo);
+    }
     if (*ps) return sf::run_ps(ps_host, ps_port);
     if (*bench) return sf::run_bench(bo, argc, argv);
     if (*pull) return sf::run_pull(pull_model, store_dir);
@@ -224,5 +255,6 @@ int main(int argc, char **argv) {
     if (*rm) return sf::run_rm(rm_models, store_dir);
     if (*launch) return sf::run_launch_command(lo);
     if (*run) return sf::run_run_command(ro);
+    if (int rc = sf::run_cluster_command(cc, jo); rc >= 0) return rc;
     return 2;
 }

@@ -8,10 +8,12 @@
 #include <thread>
 
 #include "cli/model_source.h"
+#include "cluster/cluster_head.h"
 #include "http/http_server.h"
 #include "journal/journal_open.h"
 #include "mkmodel.h"
 #include "placement/local_worker.h"
+#include "placement/node_pool.h"
 #include "session/session_manager.h"
 #include "util/log.h"
 #include "util/paths.h"
@@ -88,6 +90,35 @@ static std::unique_ptr<journal::writer> open_journal(const serve_options &opts) 
     return std::make_unique<journal::writer>(std::move(db));
 }
 
+std::vector<std::string> worker_argv(const serve_options &opts, const std::string &model) {
+    std::vector<std::string> argv = {self_exe(),        "worker",
+                                     "--model",         model,
+                                     "--ctx-size",      std::to_string(opts.ctx_size),
+                                     "--parallel",      std::to_string(opts.parallel),
+                                     "--batch-size",    std::to_string(opts.batch_size),
+                                     "--prefill-chunk", std::to_string(opts.prefill_chunk),
+                                     "--tick-ms",       std::to_string(opts.tick_ms),
+                                     "--threads",       std::to_string(opts.threads),
+                                     "--aging-ms",      std::to_string(opts.aging_ms),
+                                     "--max-queue",     std::to_string(opts.max_queue)};
+    // Prefix cache: memory budget, disk tier (the XDG cache directory unless told otherwise).
+    std::string cache_dir = opts.cache_dir;
+    if (cache_dir.empty()) cache_dir = paths::default_cache_dir() + "/prefix-cache";
+    if (cache_dir == "off") cache_dir.clear();
+    argv.insert(argv.end(), {"--cache-ram-bytes", std::to_string(opts.cache_ram), "--cache-dir",
+                             cache_dir, "--cache-disk-bytes", std::to_string(opts.cache_disk)});
+    argv.insert(argv.end(), {"--cache-type-k", opts.cache_type_k, "--cache-type-v",
+                             opts.cache_type_v, "--flash-attn", opts.flash_attn});
+    if (!opts.scripted_output.empty())
+        argv.insert(argv.end(), {"--scripted-output", opts.scripted_output});
+    return argv;
+}
+
+// True for addresses only this machine reaches: localhost, 127.0.0.0/8, ::1.
+static bool is_loopback_host(const std::string &h) {
+    return h == "localhost" || h.rfind("127.", 0) == 0 || h == "::1" || h == "[::1]";
+}
+
 int run_serve(const serve_options &in) {
     serve_options opts = in;
     if (opts.state_dir.empty()) opts.state_dir = paths::default_state_dir();
@@ -116,40 +147,49 @@ int run_serve(const serve_options &in) {
     // Unix socket paths are limited to 107 bytes, so not under a possibly deep state dir.
     const std::string sock =
         "/tmp/superfluid-" + std::to_string(getuid()) + "-" + std::to_string(getpid()) + ".sock";
-    std::vector<std::string> argv = {self_exe(),        "worker",
-                                     "--model",         model,
-                                     "--socket",        sock,
-                                     "--ctx-size",      std::to_string(opts.ctx_size),
-                                     "--parallel",      std::to_string(opts.parallel),
-                                     "--batch-size",    std::to_string(opts.batch_size),
-                                     "--prefill-chunk", std::to_string(opts.prefill_chunk),
-                                     "--tick-ms",       std::to_string(opts.tick_ms),
-                                     "--threads",       std::to_string(opts.threads),
-                                     "--aging-ms",      std::to_string(opts.aging_ms),
-                                     "--max-queue",     std::to_string(opts.max_queue)};
-    // Prefix cache: memory budget, disk tier (the XDG cache directory unless told otherwise).
-    std::string cache_dir = opts.cache_dir;
-    if (cache_dir.empty()) cache_dir = paths::default_cache_dir() + "/prefix-cache";
-    if (cache_dir == "off") cache_dir.clear();
-    argv.insert(argv.end(), {"--cache-ram-bytes", std::to_string(opts.cache_ram), "--cache-dir",
-                             cache_dir, "--cache-disk-bytes", std::to_string(opts.cache_disk)});
-    argv.insert(argv.end(), {"--cache-type-k", opts.cache_type_k, "--cache-type-v",
-                             opts.cache_type_v, "--flash-attn", opts.flash_attn});
-    if (!opts.scripted_output.empty())
-        argv.insert(argv.end(), {"--scripted-output", opts.scripted_output});
-    session_manager sessions(std::make_unique<local_worker>(argv, sock));
+    std::vector<std::string> argv = worker_argv(opts, model);
+    argv.insert(argv.end(), {"--socket", sock});
+    // Cluster mode: the local worker is one node of a pool that guests join.
+    std::unique_ptr<worker_client> worker;
+    node_pool *pool = nullptr;
+    if (opts.cluster) {
+        auto p = std::make_unique<node_pool>();
+        if (opts.local_worker)
+            p->add_node(
+                "local", "",
+                [argv, sock](uint64_t base) {
+                    return std::make_unique<local_worker>(argv, sock, base);
+                },
+                true);
+        pool   = p.get();
+        worker = std::move(p);
+    } else {
+        worker = std::make_unique<local_worker>(argv, sock);
+    }
+    session_manager sessions(std::move(worker));
     sessions.use_journal(open_journal(opts));
     if (!sessions.start_worker()) {
         SF_LOG_ERROR("serve", "cannot start the worker process");
+        return 1;
+    }
+    cluster::cluster_head head;
+    if (pool && !head.start(opts.state_dir, opts.guest_host, opts.guest_port, *pool)) {
+        sessions.stop();
         return 1;
     }
     if (size_t n = sessions.resume_journaled())
         SF_LOG_INFO("serve", "resuming %zu unfinished sessions from the journal", n);
 
     http_options ho;
-    ho.host                   = opts.host;
-    ho.port                   = opts.port;
-    ho.threads                = opts.http_threads;
+    ho.host     = opts.host;
+    ho.port     = opts.port;
+    ho.threads  = opts.http_threads;
+    ho.api_keys = opts.api_keys;
+    if (!is_loopback_host(opts.host) && opts.api_keys.empty())
+        SF_LOG_WARN("serve",
+                    "listening on %s, beyond this machine, with no --api-key: anyone who can "
+                    "reach the port can use the model",
+                    opts.host.c_str());
     ho.max_body_bytes         = opts.max_body_bytes;
     ho.model_path             = model;
     ho.model_id               = resolved.name;
@@ -180,6 +220,7 @@ int run_serve(const serve_options &in) {
         kill(getpid(), SIGTERM);  // release the waiter
     }
     waiter.join();
+    head.stop();  // no node joins while the pool stops
     sessions.stop();
     return ok ? 0 : 1;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/session_event.h"
 
@@ -17,10 +18,11 @@ struct serve_options {
     int prefill_chunk     = 512;   // prompt tokens per sequence per tick
     int tick_ms           = 30;    // target tick duration with prefill, ms (0: fixed budget)
     int threads           = 0;     // 0 = all CPUs
-    int http_threads      = 128;
+    int http_threads      = 256;   // connections served at once (http/connection_gate.h)
     size_t max_body_bytes = 32u << 20;
-    std::string state_dir;    // empty = XDG state dir
-    std::string config_file;  // JSON: default_priority, priority_rules (api/priority.h)
+    std::string state_dir;              // empty = XDG state dir
+    std::string config_file;            // JSON: default_priority, priority_rules (api/priority.h)
+    std::vector<std::string> api_keys;  // --api-key: required of every API request when set
     priority_class default_priority = priority_class::NORMAL;
     bool strict_model_names         = false;  // unknown model names: 404, not the served model
     int64_t aging_ms                = 10000;  // scheduler aging step (scheduler.h)
@@ -38,7 +40,15 @@ struct serve_options {
     int64_t journal_max_bytes = 256ll << 20;    // and at most this much data
     int64_t journal_max_pages = 0;  // hidden, tests: PRAGMA max_page_count (a "full disk")
     std::string scripted_output;    // hidden, tests: the worker answers from this script
+    // Cluster mode (issue #17): a guest port for `superfluid join`, sessions placed on nodes.
+    bool cluster           = false;
+    int guest_port         = 8454;
+    std::string guest_host = "0.0.0.0";
+    bool local_worker      = true;  // --no-local-worker: the head only routes
 };
+
+/** The `superfluid worker …` command line serve and join start (argv[0] = this executable). */
+std::vector<std::string> worker_argv(const serve_options &opts, const std::string &model);
 
 /**
  * Parses a size: a plain number is MiB; units B, K/KB/KiB, M/MB/MiB, G/GB/GiB (all binary,

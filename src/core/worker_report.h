@@ -75,6 +75,22 @@ struct model_description {
     std::string architecture;
     std::string file_type;  // e.g. "Q4_K - Medium"
     std::string description;
+    std::string tokenizer_fingerprint;  // SHA-256 hex of the vocabulary (equal: same tokenizer)
+    std::string model_fingerprint;      // sampled hash of the model file (identifies the weights)
+};
+
+/** One node of a cluster as `superfluid nodes` and /api/nodes show it (issue #17). */
+struct node_report {
+    std::string name;     // "local" for the head's own worker, else the node certificate's CN
+    std::string address;  // host:port of its worker ("" for the local one)
+    std::string state;    // pending | active | failing | refused | gone
+    std::string message;  // why it is refused, when it is
+    std::string model_fingerprint, tokenizer_fingerprint;
+    int32_t slots         = 0;       // concurrent sequences
+    int32_t running       = 0;       // sessions placed on it, not finished
+    double last_seen_s    = -1;      // seconds since it last answered (or registered); -1: never
+    uint64_t placed_total = 0;       // sessions placed on it so far
+    std::string certificate_serial;  // its node certificate's serial (hex); "" for the local one
 };
 
 /** Inputs to embed; `truncate` cuts inputs longer than the context instead of refusing them. */

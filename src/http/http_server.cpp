@@ -3,10 +3,12 @@
 #include <cpp-httplib/httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "api/anthropic_response.h"
 #include "api/api_error.h"
+#include "http/admission.h"
 #include "http/anthropic_routes.h"
 #include "http/embed_routes.h"
 #include "http/ollama_model_routes.h"
@@ -49,8 +51,10 @@ static void cors_headers(httplib::Response &res) {
 
 void http_server::register_routes() {
     auto &svr          = *svr_;
-    int threads        = opts_.threads;
-    svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    const size_t limit = static_cast<size_t>(std::max(1, opts_.threads));
+    auto stats         = conn_stats_;
+    svr.new_task_queue = [limit, stats] { return new connection_gate(limit, stats); };
+    install_admission(svr, opts_.api_keys, conn_stats_);
     svr.set_payload_max_length(opts_.max_body_bytes);
     // Reading a request (headers and body) must not take long: a slow or stalled client holds
     // an HTTP thread. Generation time is not bounded by this (it is not reading).
@@ -66,8 +70,17 @@ void http_server::register_routes() {
             e.message = "the request body is too large";
             e.code    = "request_too_large";
         } else if (res.status == 404) {
-            e.message = "unknown endpoint: " + req.method + " " + req.path;
-            e.code    = "unknown_url";
+            const size_t shown = 200;  // a long path is not echoed whole
+            e.message = "unknown endpoint: " + req.method + " " + req.path.substr(0, shown) +
+                        (req.path.size() > shown ? "…" : "");
+            e.code = "unknown_url";
+        } else if (res.status == 400) {
+            // httplib's own 400: the request line or headers could not be read.
+            e.message =
+                "the request line or headers cannot be read (at most 100 header lines of "
+                "8 KiB each)";
+            e.code = "bad_request";
+
         } else {
             e.message = httplib::status_message(res.status);
             if (res.status >= 500) e.type = "server_error";
@@ -109,7 +122,7 @@ void http_server::register_routes() {
         res.set_header("Access-Control-Max-Age", "86400");
     });
 
-    register_status_routes(svr, sessions_, opts_.model_id, opts_.model_path);
+    register_status_routes(svr, sessions_, opts_.model_id, opts_.model_path, conn_stats_);
     if (!opts_.state_dir.empty()) register_store_routes(svr, opts_.state_dir);
 
     openai_route_context rc;

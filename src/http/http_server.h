@@ -5,8 +5,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "api/priority.h"
+#include "http/connection_gate.h"
 #include "session/session_manager.h"
 
 namespace httplib {
@@ -19,13 +21,14 @@ struct http_options {
     std::string host      = "127.0.0.1";
     int port              = 8453;
     size_t max_body_bytes = 32u << 20;  // larger bodies get 413
-    int threads           = 128;        // concurrent connections served
-    std::string model_id;               // the id /v1/models lists
+    int threads           = 256;  // connections served at once; beyond: 503 (connection_gate.h)
+    std::string model_id;         // the id /v1/models lists
     std::string model_path;
     std::string state_dir;     // the model store's index (/api/pull, /api/delete)
     priority_config priority;  // how requests get their class (api/priority.h)
 
-    bool strict_model_names = false;  // unknown model names: 404 (http/model_names.h)
+    bool strict_model_names = false;    // unknown model names: 404 (http/model_names.h)
+    std::vector<std::string> api_keys;  // non-empty: every API route needs one (admission.h)
 };
 
 class http_server {
@@ -45,6 +48,7 @@ class http_server {
     session_manager &sessions_;
     http_options opts_;
     std::unique_ptr<httplib::Server> svr_;
+    std::shared_ptr<connection_stats> conn_stats_ = std::make_shared<connection_stats>();
 };
 
 }  // namespace sf

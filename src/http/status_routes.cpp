@@ -1,4 +1,5 @@
 #include "http/status_routes.h"
+#include "http/admission.h"
 
 #include <cpp-httplib/httplib.h>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,25 @@ class prometheus_text {
   private:
     std::string out_;
 };
+
+// Cluster mode: one series per node (label node="NAME"); nothing without --cluster.
+void node_series(prometheus_text &p, const std::vector<node_report> &nodes) {
+    if (nodes.empty()) return;
+    const auto each = [&](const char *name, const char *type, const char *help, auto value) {
+        p.family(name, type, help);
+        for (const auto &n : nodes) p.sample(name, double(value(n)), "node=\"" + n.name + "\"");
+    };
+    each("node_up", "gauge", "1 when the node is active and reachable",
+         [](const node_report &n) { return n.state == "active" ? 1 : 0; });
+    each("node_slots", "gauge", "concurrent sequences the node runs",
+         [](const node_report &n) { return n.slots; });
+    each("node_sessions_running", "gauge", "sessions placed on the node and not finished",
+         [](const node_report &n) { return n.running; });
+    each("node_sessions_placed_total", "counter", "sessions placed on the node (moves included)",
+         [](const node_report &n) { return n.placed_total; });
+    each("node_last_seen_seconds", "gauge", "seconds since the node last answered",
+         [](const node_report &n) { return n.last_seen_s; });
+}
 
 std::string metrics_text(session_manager &sessions) {
     auto h        = sessions.health();
@@ -114,6 +134,7 @@ std::string metrics_text(session_manager &sessions) {
     p.metric("worker_events_total", "counter",
              "token and finish events read from the Events stream (per batch: sessions per tick)",
              double(sessions.worker_stats().events));
+    node_series(p, sessions.nodes());
     sessions.latency().render(p.str());
     return p.str();
 }
@@ -121,13 +142,32 @@ std::string metrics_text(session_manager &sessions) {
 }  // namespace
 
 void register_status_routes(httplib::Server &svr, session_manager &sessions,
-                            const std::string &model_id, const std::string & /*model_path*/) {
+                            const std::string &model_id, const std::string & /*model_path*/,
+                            std::shared_ptr<connection_stats> connections) {
     svr.Get("/health", [&sessions](const httplib::Request &, httplib::Response &res) {
         auto h     = sessions.health();
         bool ready = h.reachable && h.status.ready;
         res.status = ready ? 200 : 503;
         json body  = {{"status", ready ? "ok" : h.reachable ? "loading" : "unavailable"}};
         res.set_content(body.dump(), "application/json");
+    });
+
+    // Cluster mode (issue #17): the nodes sessions are placed on (`superfluid nodes`).
+    svr.Get("/api/nodes", [&sessions](const httplib::Request &, httplib::Response &res) {
+        json nodes = json::array();
+        for (const auto &n : sessions.nodes())
+            nodes.push_back({{"name", n.name},
+                             {"address", n.address},
+                             {"state", n.state},
+                             {"message", n.message},
+                             {"model_fingerprint", n.model_fingerprint},
+                             {"tokenizer_fingerprint", n.tokenizer_fingerprint},
+                             {"slots", n.slots},
+                             {"running", n.running},
+                             {"placed_total", n.placed_total},
+                             {"certificate_serial", n.certificate_serial},
+                             {"last_seen_s", n.last_seen_s}});
+        res.set_content(json{{"nodes", nodes}}.dump(), "application/json");
     });
 
     // The shape the caller expects: Anthropic's (type/display_name/created_at, has_more) for
@@ -152,8 +192,10 @@ void register_status_routes(httplib::Server &svr, session_manager &sessions,
                         "application/json");
     });
 
-    svr.Get("/metrics", [&sessions](const httplib::Request &, httplib::Response &res) {
-        res.set_content(metrics_text(sessions), "text/plain; version=0.0.4");
+    svr.Get("/metrics", [&sessions, connections](const httplib::Request &, httplib::Response &res) {
+        res.set_content(
+            metrics_text(sessions) + (connections ? connection_metrics_text(*connections) : ""),
+            "text/plain; version=0.0.4");
     });
 }
 

@@ -3,8 +3,10 @@
 // ollama_model_routes.h.
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "http/connection_gate.h"
 #include "session/session_manager.h"
 
 namespace httplib {
@@ -13,8 +15,12 @@ class Server;
 
 namespace sf {
 
-/** Registers the status endpoints for the model `model_id` at `model_path`. */
+/**
+ * Registers the status endpoints for the model `model_id` at `model_path`; /metrics adds the
+ * HTTP connection gate's counters when `connections` is given.
+ */
 void register_status_routes(httplib::Server &svr, session_manager &sessions,
-                            const std::string &model_id, const std::string &model_path);
+                            const std::string &model_id, const std::string &model_path,
+                            std::shared_ptr<connection_stats> connections = nullptr);
 
 }  // namespace sf

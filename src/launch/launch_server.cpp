@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -78,8 +79,11 @@ static pid_t start_detached(std::vector<std::string> args, const std::string &lo
     return server;
 }
 
-static void print_tail(const std::string &log) {
+// Prints the last 20 lines the server wrote to `log` from byte `from` on (the log is appended
+// to by every start on that port: earlier starts' lines are not this failure's).
+static void print_tail(const std::string &log, std::streamoff from_byte) {
     std::ifstream f(log);
+    f.seekg(from_byte);
     std::vector<std::string> lines;
     for (std::string l; std::getline(f, l);) lines.push_back(l);
     size_t from = lines.size() > 20 ? lines.size() - 20 : 0;
@@ -92,6 +96,7 @@ bool ensure_server(const std::string &exe, const std::string &host, int port,
     if (out.ready) return true;
     pid_t pid = -1;
     std::string log;
+    std::streamoff log_start = 0;
     if (!out.up) {
         std::string dir = state_dir.empty() ? paths::default_state_dir() : state_dir;
         paths::make_dirs(dir + "/launch");
@@ -102,7 +107,10 @@ bool ensure_server(const std::string &exe, const std::string &host, int port,
              {std::string("--host"), host, std::string("--port"), std::to_string(port)})
             args.push_back(a);
         if (!state_dir.empty()) args.insert(args.end(), {"--state-dir", state_dir});
-        pid = start_detached(args, log);
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(log, ec);
+        log_start       = ec ? 0 : std::streamoff(size);
+        pid             = start_detached(args, log);
         if (pid < 0) {
             perror("superfluid launch: fork");
             return false;
@@ -129,7 +137,7 @@ bool ensure_server(const std::string &exe, const std::string &host, int port,
         if (out.ready) return true;
         if (pid > 0 && kill(pid, 0) != 0) {  // init reaps it: gone means exited
             fprintf(stderr, "superfluid launch: the server exited before it was ready; log:\n");
-            print_tail(log);
+            print_tail(log, log_start);
             return false;
         }
         if (pid < 0 && !out.up) {

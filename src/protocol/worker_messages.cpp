@@ -145,19 +145,23 @@ void to_proto(const model_description &m, pb::ModelInfoReply &out) {
     out.set_architecture(m.architecture);
     out.set_file_type(m.file_type);
     out.set_description(m.description);
+    out.set_tokenizer_fingerprint(m.tokenizer_fingerprint);
+    out.set_model_fingerprint(m.model_fingerprint);
 }
 
 model_description from_proto(const pb::ModelInfoReply &r) {
     model_description m;
     m.metadata.insert(r.metadata().begin(), r.metadata().end());
-    m.chat_template = r.chat_template();
-    m.n_params      = r.n_params();
-    m.size_bytes    = r.size_bytes();
-    m.n_embd        = r.n_embd();
-    m.n_ctx_train   = r.n_ctx_train();
-    m.architecture  = r.architecture();
-    m.file_type     = r.file_type();
-    m.description   = r.description();
+    m.chat_template         = r.chat_template();
+    m.n_params              = r.n_params();
+    m.size_bytes            = r.size_bytes();
+    m.n_embd                = r.n_embd();
+    m.n_ctx_train           = r.n_ctx_train();
+    m.architecture          = r.architecture();
+    m.file_type             = r.file_type();
+    m.description           = r.description();
+    m.tokenizer_fingerprint = r.tokenizer_fingerprint();
+    m.model_fingerprint     = r.model_fingerprint();
     return m;
 }
 

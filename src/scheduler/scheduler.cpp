@@ -154,7 +154,7 @@ void scheduler::place(int i, seq_state &&s) {
     q.started     = true;
     if (!engine_.seq_start(i, q.req.sampling, q.pending, q.req.resume_tokens.size())) {
         finish(i, finish_reason::ERROR,
-               "the engine could not set up the sequence's sampler (grammar)");
+               "the engine could not set up the sequence's sampler (see the worker's log)");
     }
 }
 

@@ -81,6 +81,8 @@ class session_manager {
     worker_health health() { return worker_->health(); }
     /** The worker's process and event-stream counters. */
     worker_client::counters worker_stats() { return worker_->stats(); }
+    /** The cluster's nodes (empty without --cluster). */
+    std::vector<node_report> nodes() { return worker_->nodes(); }
     const latency_metrics &latency() const { return latency_; }
 
     /** A running session as `/api/ps` shows it. */

@@ -108,6 +108,9 @@ class worker_client {
         uint64_t events  = 0;
     };
     virtual counters stats() = 0;
+
+    /** The nodes behind this client (a cluster's node pool); empty for a single worker. */
+    virtual std::vector<node_report> nodes() { return {}; }
 };
 
 }  // namespace sf

@@ -15,6 +15,7 @@
 #include "util/host_buffer.h"
 #include "util/log.h"
 #include "worker/worker_service.h"
+#include "worker/worker_tls.h"
 
 namespace sf {
 
@@ -55,10 +56,30 @@ int run_worker(const worker_options &opts) {
     mallopt(M_ARENA_MAX, 1);
 
     std::error_code ec;
-    std::filesystem::remove(opts.socket_path, ec);
+    if (!opts.socket_path.empty()) std::filesystem::remove(opts.socket_path, ec);
     worker_service service(opts.engine.model_path);
     grpc::ServerBuilder builder;
-    builder.AddListeningPort("unix:" + opts.socket_path, grpc::InsecureServerCredentials());
+    std::string where = "unix:" + opts.socket_path;
+    if (!opts.listen.empty()) {
+        std::string err;
+        auto creds = worker_tls_credentials(opts.tls_cert, opts.tls_key, opts.tls_ca,
+                                            "superfluid-head", err);
+        if (!creds) {
+            SF_LOG_ERROR("worker", "%s", err.c_str());
+            return 1;
+        }
+        where = opts.listen;
+        builder.AddListeningPort(where, creds);
+        // The head pings every second to notice a dead link (remote_worker.h): allow it, and
+        // ping back so a vanished head ends the Events call (its sessions are cancelled here).
+        builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
+        builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+        builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2000);
+        builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 3000);
+        builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    } else {
+        builder.AddListeningPort(where, grpc::InsecureServerCredentials());
+    }
     builder.RegisterService(&service);
     builder.SetMaxReceiveMessageSize(64 << 20);
     builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);  // as the head (session_manager)
@@ -71,10 +92,10 @@ int run_worker(const worker_options &opts) {
     builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
     std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
     if (!server) {
-        SF_LOG_ERROR("worker", "cannot listen on unix:%s", opts.socket_path.c_str());
+        SF_LOG_ERROR("worker", "cannot listen on %s", where.c_str());
         return 1;
     }
-    SF_LOG_INFO("worker", "pid %d listening on unix:%s", getpid(), opts.socket_path.c_str());
+    SF_LOG_INFO("worker", "pid %d listening on %s", getpid(), where.c_str());
 
     std::unique_ptr<llama_engine> llama;
     // What the scheduler, cache and service drive: the model, or (tests) the model under a
@@ -127,6 +148,7 @@ int run_worker(const worker_options &opts) {
     facts.kv_bytes_per_token = llama->kv_bytes_per_token();
     facts.cache_type_k       = opts.engine.cache_type_k;
     facts.cache_type_v       = opts.engine.cache_type_v;
+    facts.model_fingerprint  = cache::model_fingerprint(opts.engine.model_path);
     service.set_model_extras(&embedder, std::move(facts));
     service.set_ready(engine, &sched, llama->model_name(), &cache);
     SF_LOG_INFO("worker", "ready");
@@ -139,7 +161,7 @@ int run_worker(const worker_options &opts) {
     // No handler runs past this line (Shutdown waits for them; the gate says so in our code):
     // the embedder, scheduler, cache and engine are destroyed on return (call_gate.h).
     service.stop_calls();
-    std::filesystem::remove(opts.socket_path, ec);
+    if (!opts.socket_path.empty()) std::filesystem::remove(opts.socket_path, ec);
     return 0;
 }
 

@@ -9,7 +9,11 @@ namespace sf {
 
 struct worker_options {
     llama_engine_options engine;
-    std::string socket_path;        // unix socket the gRPC server listens on
+    std::string socket_path;  // unix socket the gRPC server listens on ("" : none)
+    // A guest node (issue #17): TCP address (host:port) served over mutual TLS instead, with
+    // the node's certificate and key and the cluster CA (PEM files; worker_tls.h).
+    std::string listen;
+    std::string tls_cert, tls_key, tls_ca;
     int32_t prefill_chunk = 512;    // most prompt tokens one sequence gets per tick
     int32_t tick_ms       = 30;     // target duration of a tick with prefill (0: fixed budget)
     int64_t aging_ms      = 10000;  // a sequence unserved this long counts one class more urgent
@@ -21,9 +25,10 @@ struct worker_options {
 };
 
 /**
- * Serves the worker protocol on `socket_path`: answers Health at once (ready=false while
- * loading), loads the model, then accepts sessions until SIGTERM/SIGINT or the parent dies.
- * Returns the process exit code (0 on a clean stop, 1 when the model cannot be loaded).
+ * Serves the worker protocol on `socket_path` (or on `listen` over mutual TLS): answers Health at
+ * once (ready=false while loading), loads the model, then accepts sessions until SIGTERM/SIGINT or
+ * the parent dies. Returns the process exit code (0 on a clean stop, 1 when the model cannot be
+ * loaded).
  */
 int run_worker(const worker_options &opts);
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "engine/sampling_limits.h"
 #include "protocol/convert.h"
 #include "util/log.h"
 #include "util/relay_sched.h"
@@ -93,6 +94,15 @@ grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateReq
     }
     if (!box) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no Events stream is open");
 
+    // Sampling values the engine cannot use are the client's mistake: a 400 now, in every API.
+    sampling_params sampling = protocol::from_proto(req->sampling());
+    if (std::string why, param; !check_sampling(sampling, why, param)) {
+        auto *rej = reply->mutable_rejected();
+        rej->set_code("invalid_request");
+        rej->set_message(why);
+        rej->set_param(param);
+        return grpc::Status::OK;
+    }
     rendered_prompt prompt;
     if (!prepare(*req, prompt, *reply->mutable_rejected())) return grpc::Status::OK;
     const auto n_prompt   = static_cast<int32_t>(prompt.tokens.size());
@@ -107,7 +117,7 @@ grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateReq
         req->want_prompt_tokens() ? prompt.tokens : std::vector<token_id>{};
     sr.prompt = std::move(prompt.tokens);
     sr.resume_tokens.assign(req->resume_tokens().begin(), req->resume_tokens().end());
-    sr.sampling            = protocol::from_proto(req->sampling());
+    sr.sampling            = std::move(sampling);
     sr.sampling.constraint = prompt.constraint;
     sr.stops               = sr.sampling.stop;
     sr.stops.insert(sr.stops.end(), prompt.extra_stops.begin(), prompt.extra_stops.end());
@@ -310,6 +320,8 @@ grpc::Status worker_service::ModelInfo(grpc::ServerContext *, const pb::ModelInf
     reply->set_architecture(facts_.architecture);
     reply->set_file_type(facts_.file_type);
     reply->set_description(facts_.description);
+    reply->set_tokenizer_fingerprint(facts_.tokenizer_fingerprint);
+    reply->set_model_fingerprint(facts_.model_fingerprint);
     return grpc::Status::OK;
 }
 

@@ -33,6 +33,9 @@ const SMALL = [
   '--concurrency', '1', '--concurrency', '3', '--throughput-tokens', '8',
   '--system-bytes', '800', '--burst', '4', '--burst', '8', '--burst-tokens', '4',
   '--short-tokens', '4', '--ctx-size', '2048', '--parallel', '4', '--no-progress',
+  // endurance: 2 trajectories (--agents) of 4 tool calls, ~600 → ~1,500 tokens, turn 2 dropped
+  '--turns', '4', '--start-tokens', '600', '--result-tokens-min', '100', '--result-tokens-max', '150',
+  '--interrupt-at', '2',
 ];
 
 async function bench(scenario, target) {
@@ -149,6 +152,36 @@ const checks = {
       assert.ok(fig(b.tokens_per_s, 'tokens_per_s') > 0);
     }
   },
+  endurance(s, controlled, name) {
+    const calls = fig(s.calls, 'calls');
+    assert.equal(calls, 4);
+    const valid = fig(s.schema_valid_calls, 'schema_valid_calls');
+    const bad = fig(s.malformed_calls, 'malformed') + fig(s.truncated_calls, 'truncated');
+    assert.equal(fig(s.errors, 'errors'), 0);
+    // 2 trajectories: valid is the worst one's count; every call is valid, malformed or truncated.
+    assert.ok(valid >= 0 && valid <= calls);
+    assert.equal(fig(s.schema_valid_fraction, 'fraction') * 2 * calls + bad, 2 * calls, 'calls add up');
+    assert.ok(fig(s.context_tokens_last, 'last') > fig(s.context_tokens_first, 'first'), 'the context grows');
+    fig(s.ttft_s, 'ttft_s');
+    fig(s.ttft_slope_s_per_10k, 'ttft_slope_s_per_10k');
+    const prefilled = fig(s.prefilled_tokens_per_turn, 'prefilled'), grown = fig(s.new_tokens_per_turn, 'new');
+    assert.ok(grown > 0 && prefilled > 0);
+    assert.equal(fig(s.interrupt_tokens_before_cut, 'before cut'), 2);
+    assert.ok([0, 1].includes(fig(s.interrupt_consistent, 'consistent')));
+    if (name === 'superfluid') {
+      assert.equal(fig(s.interrupt_consistent, 'consistent'), 1, 'the re-attached answer continues the cut one');
+      // The schema's grammar holds every call; a turn computes only what the last one added
+      // (template tokens aside); the dropped answer is re-attached from the journal, not redone.
+      assert.equal(valid, calls, 'every call valid against its schema');
+      assert.ok(prefilled <= grown + 32, `prefilled ${prefilled} per turn for ${grown} new tokens`);
+      assert.equal(fig(s.interrupt_reattached, 'reattached'), 1);
+      assert.equal(fig(s.interrupt_prefill_recomputed, 'prefill recomputed'), 0);
+      assert.equal(fig(s.interrupt_decode_recomputed, 'decode recomputed'), 0);
+    } else {
+      assert.equal(fig(s.interrupt_reattached, 'reattached'), 0, 'the peer has no session to re-attach');
+      assert.equal(fig(s.interrupt_decode_recomputed, 'decode recomputed'), 2);
+    }
+  },
 };
 
 for (const [scenario, check] of Object.entries(checks)) {
@@ -156,7 +189,17 @@ for (const [scenario, check] of Object.entries(checks)) {
   test(`bench ${scenario}: ${servers.join(' vs ')}, figures present and consistent`, async () => {
     const rec = await bench(scenario, {});
     common(rec, scenario, servers);
-    for (const name of servers) check(rec.servers[name], true);
+    for (const name of servers) check(rec.servers[name], true, name);
+    if (scenario === 'throughput' && LLAMA) {
+      // The engine alone on the same file, each run: llama-bench pp512 and tg128, and our c1
+      // decode rate (1 / median ITL) over tg128.
+      const e = rec.engine;
+      assert.ok(e && e.per_run.length === 1, 'llama-bench ran once per run');
+      assert.ok(fig(e['llama-bench'].pp512_tokens_per_s, 'pp512') > 0);
+      const tg = fig(e['llama-bench'].tg128_tokens_per_s, 'tg128');
+      const itl = fig(rec.servers.superfluid.itl_p50_s_c1, 'itl_p50_s_c1');
+      assert.ok(Math.abs(fig(e['superfluid/llama-bench'].decode_over_tg128, 'decode/tg128') - 1 / itl / tg) < 1e-6);
+    }
     if (scenario === 'throughput') {
       for (const name of servers) {
         checks.throughput_journal(rec.servers[name], name);

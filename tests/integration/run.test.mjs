@@ -5,9 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SUPERFLUID, runSuperfluid, startServer, until } from '../lib/server.mjs';
+import { SUPERFLUID, freePort, runSuperfluid, startServer, until } from '../lib/server.mjs';
 
 const interactiveTtftCount = async (srv) => {
   const text = await (await fetch(`${srv.url}/metrics`)).text();
@@ -18,7 +19,9 @@ const interactiveTtftCount = async (srv) => {
 // Feeds `steps` ([delayMs, bytes]) to `superfluid run ARGS` on a pseudo-terminal.
 function onTerminal(args, steps) {
   return new Promise((resolve) => {
-    const cmd = [SUPERFLUID, 'run', ...args].map((a) => `'${a}'`).join(' ');
+    // exec: no shell between script(1) and run, so Ctrl-C reaches run alone (a shell that
+    // waited through it may kill itself with SIGINT after run exits: exit 130).
+    const cmd = 'exec ' + [SUPERFLUID, 'run', ...args].map((a) => `'${a}'`).join(' ');
     const p = spawn('script', ['-qec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     p.stdout.on('data', (d) => (out += d));
@@ -69,6 +72,25 @@ test('run exits 1 with the API\'s message when the request is refused', async ()
     assert.match(r.stderr, /Error: .*too long/);
   } finally {
     await srv.stop();
+  }
+});
+
+test('run with a bad model name and no server exits non-zero with the store\'s message', async () => {
+  // No server on the port, so run must get the model first: a hub name it cannot pull
+  // (offline, nothing in the test's empty hub cache) and a file that does not exist.
+  const stateDir = mkdtempSync(join(tmpdir(), 'sf-run-bad-'));
+  const env = { ...process.env, HF_HUB_OFFLINE: '1', XDG_CACHE_HOME: join(stateDir, 'cache'), HF_HOME: join(stateDir, 'hf') };
+  const common = ['hi', '--port', String(await freePort()), '--state-dir', stateDir];
+  const hub = await runSuperfluid(['run', 'no-such-org/no-such-model:Q4_K_M', ...common], env);
+  assert.notEqual(hub.code, 0);
+  assert.match(hub.stderr, /no-such-org\/no-such-model/);
+  assert.match(hub.stderr, /no copy of no-such-org\/no-such-model/, hub.stderr);
+  for (const name of ['first', 'second']) {
+    const file = await runSuperfluid(['run', `/nonexistent/${name}.gguf`, ...common], env);
+    assert.notEqual(file.code, 0);
+    assert.match(file.stderr, new RegExp(`model not found: /nonexistent/${name}\\.gguf`), file.stderr);
+    // Only this start's lines: the earlier failure in the same log file is not repeated.
+    if (name === 'second') assert.doesNotMatch(file.stderr, /first\.gguf/, file.stderr);
   }
 });
 

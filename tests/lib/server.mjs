@@ -45,16 +45,20 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Starts a server; resolves once /health answers 200 (at most 60 s). `stateDir`: reuse one
- * (a restart on the same journal); default a fresh temporary directory.
+ * (a restart on the same journal); default a fresh temporary directory; null: no --state-dir
+ * and no --cache-dir (the server's XDG defaults under `env`'s HOME). `bin`: another superfluid
+ * binary (an installed one); `env`: the server's environment (default this process's).
  * Returns { url, baseURL, port, stateDir, proc, log(), metrics(), stop() }.
  */
-export async function startServer(args = [], { modelPath = model(), stateDir = mkdtempSync(join(scratch, 'state-')), cacheDir } = {}) {
+export async function startServer(args = [], { modelPath = model(), stateDir = mkdtempSync(join(scratch, 'state-')), cacheDir, bin = SUPERFLUID, env = process.env } = {}) {
   const port = await freePort();
   const logFile = [];
   // The prefix cache's disk tier stays inside the test's scratch space unless a test names one.
-  const cache = args.includes('--cache-dir') ? [] : ['--cache-dir', cacheDir || join(stateDir, 'prefix-cache')];
-  const proc = spawn(SUPERFLUID, ['serve', ...(modelPath ? [modelPath] : []), '--port', String(port), '--state-dir', stateDir, ...cache, ...args], {
+  const cache = args.includes('--cache-dir') || stateDir === null ? [] : ['--cache-dir', cacheDir || join(stateDir, 'prefix-cache')];
+  const state = stateDir === null ? [] : ['--state-dir', stateDir];
+  const proc = spawn(bin, ['serve', ...(modelPath ? [modelPath] : []), '--port', String(port), ...state, ...cache, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env,
   });
   proc.stdout.on('data', (d) => logFile.push(d.toString()));
   proc.stderr.on('data', (d) => logFile.push(d.toString()));

@@ -67,11 +67,36 @@ struct shape {
     uint32_t n_head_kv;
     uint32_t head_dim;
     uint32_t n_ff;
-    uint32_t n_ctx;       // trained context length, tokens
-    ggml_type embd_type;  // type of token_embd (also the tied output layer)
+    uint32_t n_ctx;                         // trained context length, tokens
+    ggml_type embd_type;                    // type of token_embd (also the tied output layer)
+    ggml_type mat_type    = GGML_TYPE_F16;  // the other matrices
+    ggml_type down_v_type = GGML_TYPE_F16;  // ffn_down and attn_v (Q4_K_M keeps them wider)
+    uint32_t file_type    = 1;              // general.file_type (llama_ftype): MOSTLY_F16
 };
 
-bool find_shape(const std::string &preset, shape &out) {
+// The real Qwen3-0.6B (its config.json: hidden 1024, 28 layers, 16 heads, 8 KV heads, head
+// dim 128, intermediate 3072, 40,960 positions) at a quantization: "q8_0" (every matrix
+// Q8_0, llama_ftype 7) or "q4_k_m" (llama.cpp's Q4_K_M recipe simplified: Q4_K, with
+// ffn_down, attn_v and the tied embedding in Q6_K; llama_ftype 15).
+bool qwen3_06b(const std::string &quant, shape &out) {
+    out = {1024, 28, 16, 8, 128, 3072, 40960, GGML_TYPE_Q8_0};
+    if (quant == "q8_0") {
+        out.mat_type = out.down_v_type = GGML_TYPE_Q8_0;
+        out.file_type                  = 7;
+        return true;
+    }
+    if (quant == "q4_k_m" || quant.empty()) {
+        out.embd_type = out.down_v_type = GGML_TYPE_Q6_K;
+        out.mat_type                    = GGML_TYPE_Q4_K;
+        out.file_type                   = 15;
+        return true;
+    }
+    return false;
+}
+
+bool find_shape(const std::string &preset, const std::string &quant, shape &out) {
+    if (preset == "qwen3-0.6b") return qwen3_06b(quant, out);
+    if (!quant.empty()) return false;  // the test presets have one layout each
     if (preset == "tiny") {
         out = {64, 2, 4, 2, 16, 192, 32768, GGML_TYPE_Q8_0};
         return true;
@@ -147,7 +172,7 @@ std::vector<tensor_spec> tensor_specs(const shape &s, const std::string &arch) {
     const bool lfm2    = arch == "lfm2";
     const int64_t E = s.n_embd, F = s.n_ff, D = s.head_dim;
     const int64_t Q = D * s.n_head, KV = D * s.n_head_kv;
-    const ggml_type h = GGML_TYPE_F16, f = GGML_TYPE_F32;
+    const ggml_type h = s.mat_type, dv = s.down_v_type, f = GGML_TYPE_F32;
     std::vector<tensor_spec> v;
     v.push_back({"token_embd.weight", E, int64_t(kVocabSize), s.embd_type});
     for (uint32_t il = 0; il < s.n_layer; ++il) {
@@ -160,12 +185,12 @@ std::vector<tensor_spec> tensor_specs(const shape &s, const std::string &arch) {
             v.push_back({p + "ffn_norm.weight", E, 0, f});
             v.push_back({p + "ffn_gate.weight", E, F, h});
             v.push_back({p + "ffn_up.weight", E, F, h});
-            v.push_back({p + "ffn_down.weight", F, E, h});
+            v.push_back({p + "ffn_down.weight", F, E, dv});
             continue;
         }
         v.push_back({p + "attn_q.weight", E, Q, h});
         v.push_back({p + "attn_k.weight", E, KV, h});
-        v.push_back({p + "attn_v.weight", E, KV, h});
+        v.push_back({p + "attn_v.weight", E, KV, dv});
         v.push_back({p + "attn_output.weight", Q, E, h});
         if (qk_norm) {
             v.push_back({p + "attn_q_norm.weight", D, 0, f});
@@ -174,7 +199,7 @@ std::vector<tensor_spec> tensor_specs(const shape &s, const std::string &arch) {
         v.push_back({p + "ffn_norm.weight", E, 0, f});
         v.push_back({p + "ffn_gate.weight", E, F, h});
         v.push_back({p + "ffn_up.weight", E, F, h});
-        v.push_back({p + "ffn_down.weight", F, E, h});
+        v.push_back({p + "ffn_down.weight", F, E, dv});
     }
     // No output.weight: tied to token_embd. lfm2 names its output norm token_embd_norm.
     v.push_back({lfm2 ? "token_embd_norm.weight" : "output_norm.weight", E, 0, f});
@@ -313,7 +338,11 @@ std::string write_atomically(const gguf_context *g, const std::string &out) {
 }  // namespace
 
 std::vector<std::string> presets() {
-    return {"tiny", "bench"};
+    return {"tiny", "bench", "qwen3-0.6b"};
+}
+
+std::vector<std::string> quants() {
+    return {"q4_k_m", "q8_0"};
 }
 
 std::vector<std::string> archs() {
@@ -325,8 +354,8 @@ std::string_view chat_template() {
 }
 
 std::string model_name(const options &opt) {
-    std::string name =
-        "superfluid-" + opt.preset + "-" + opt.arch + "-s" + std::to_string(opt.seed);
+    std::string name = "superfluid-" + opt.preset + "-" + opt.arch +
+                       (opt.quant.empty() ? "" : "-" + opt.quant) + "-s" + std::to_string(opt.seed);
     if (opt.eog_scale != 1.0f) {
         char e[32];
         std::snprintf(e, sizeof e, "-e%g", double(opt.eog_scale));
@@ -337,9 +366,15 @@ std::string model_name(const options &opt) {
 
 std::string write_model(const options &opt, const std::string &out_path) {
     shape s{};
-    if (!find_shape(opt.preset, s)) {
-        return "unknown preset '" + opt.preset + "' (expected tiny or bench)";
+    if (!find_shape(opt.preset, opt.quant, s)) {
+        if (opt.preset == "qwen3-0.6b")
+            return "unknown quant '" + opt.quant + "' (expected q4_k_m or q8_0)";
+        if (!opt.quant.empty())
+            return "--quant is for the qwen3-0.6b preset (tiny and bench have one layout)";
+        return "unknown preset '" + opt.preset + "' (expected tiny, bench or qwen3-0.6b)";
     }
+    if (opt.preset == "qwen3-0.6b" && opt.arch != "qwen3")
+        return "the qwen3-0.6b preset is Qwen3's shape: --arch qwen3 only";
     if (opt.arch != "qwen3" && opt.arch != "llama" && opt.arch != "lfm2") {
         return "unknown arch '" + opt.arch + "' (expected qwen3, llama or lfm2)";
     }
@@ -359,7 +394,7 @@ std::string write_model(const options &opt, const std::string &out_path) {
     gguf_set_val_str(g.get(), "general.architecture", opt.arch.c_str());
     gguf_set_val_str(g.get(), "general.type", "model");
     gguf_set_val_str(g.get(), "general.name", model_name(opt).c_str());
-    gguf_set_val_u32(g.get(), "general.file_type", 1);  // LLAMA_FTYPE_MOSTLY_F16
+    gguf_set_val_u32(g.get(), "general.file_type", s.file_type);
     gguf_set_val_u32(g.get(), "general.quantization_version", GGML_QNT_VERSION);
     add_hparams(g.get(), opt.arch, s);
     if (std::string err = add_tokenizer(g.get()); !err.empty()) return err;

@@ -23,7 +23,11 @@ struct options {
     ///  - "bench": embedding 256, 4 layers, 4 heads (2 KV), head dim 64, FFN 768; all
     ///             matrices F16 (about 90 MB). ENGINE-NOTES measured this shape at about
     ///             2.5 s per 7,500-token prefill on 2 cores.
-    /// Both: context length 32,768 tokens, vocabulary 151,936 tokens, tied output layer.
+    ///  - "qwen3-0.6b": the real Qwen3-0.6B shapes (embedding 1024, 28 layers, 16 heads (8 KV),
+    ///             head dim 128, FFN 3072, context 40,960) at `quant`, for benches where the
+    ///             compute is realistic (issue #21): about 0.6 B parameters.
+    /// tiny and bench: context length 32,768 tokens; all: vocabulary 151,936 tokens, tied
+    /// output layer.
     std::string preset = "tiny";
     /// Architecture, one of archs(): "qwen3" (with per-head Q/K RMS norms), "llama", or
     /// "lfm2" (hybrid: layers alternate a gated short convolution, a recurrent state
@@ -39,6 +43,10 @@ struct options {
     /// 1 to 54 tokens, median 6, in 60 chat requests; 16 still runs to hundreds. Part of the
     /// name when not 1.
     float eog_scale = 1.0f;
+    /// qwen3-0.6b only, one of quants(): "q4_k_m" (default: Q4_K matrices, Q6_K ffn_down, attn_v
+    /// and embedding; 412 MB) or "q8_0" (about 640 MB). Empty for tiny and bench. Part of
+    /// the name when set.
+    std::string quant;
 };
 
 /// Writes a GGUF model described by `opt` to `out_path`, creating missing parent
@@ -54,6 +62,9 @@ std::string model_name(const options &opt);
 
 /// Names accepted by options::preset, in order of size.
 std::vector<std::string> presets();
+
+/// Names accepted by options::quant (qwen3-0.6b).
+std::vector<std::string> quants();
 
 /// Names accepted by options::arch.
 std::vector<std::string> archs();

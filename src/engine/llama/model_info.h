@@ -22,7 +22,17 @@ struct model_facts {
     std::string description;                 // llama_model_desc, e.g. "qwen3 ?B F16"
     int64_t kv_bytes_per_token = 0;          // KV cache per token (kv_config.h), set by the worker
     std::string cache_type_k, cache_type_v;  // the KV cache's element types, set by the worker
+    std::string tokenizer_fingerprint;       // tokenizer_fingerprint() of the model
+    std::string model_fingerprint;           // the model file's sampled hash, set by the worker
 };
+
+/**
+ * SHA-256 (lower-case hex) of the model's vocabulary: the token count, each token's text,
+ * score and attributes in id order, the tokenizer type and the special tokens' ids (BOS, EOS,
+ * EOT, PAD). Equal fingerprints tokenize and detokenize alike, so a session may move between
+ * nodes that report the same one (issue #17).
+ */
+std::string tokenizer_fingerprint(const llama_model *model);
 
 /** Reads the facts of `model`. Array metadata values are left out (llama.cpp gives none). */
 model_facts read_model_facts(const llama_model *model);

@@ -120,6 +120,8 @@ export const NETNS = process.env.SF_NETNS || 'host';
  * The two tests every agent gets, against one server for the file:
  *  (a) a plain turn on the tiny random model: `plain(prompt)` are the agent's own one-shot
  *      arguments; it exits 0 (`plainOk(out)` when given: the answer reached the output);
+ *      `plainPrompt` replaces 'Say hi.' (a prompt the script answers makes it a scripted turn,
+ *      named by `plainModel` in the test's title);
  *  (b) a whole tool loop on the scripted engine: `tool(prompt)`; the agent runs the scripted
  *      shell call (made_by_tool.txt appears in its working directory with "made"), sends the
  *      result back and prints the scripted final answer;
@@ -127,7 +129,8 @@ export const NETNS = process.env.SF_NETNS || 'host';
  * class, on `path` (the API route it speaks), and no connect() off loopback. `workdir(r,
  * server)`: where the agent runs its tools when not in its working directory r.cwd.
  */
-export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs = 600000, plainOk, workdir = (r) => r.cwd }) {
+export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs = 600000, plainOk, workdir = (r) => r.cwd,
+  plainPrompt = 'Say hi.', plainModel = 'the tiny model' }) {
   const skip = !installed(agent) && `${agent} not installed: run scripts/agents.sh`;
   let server;
   before(async () => {
@@ -141,8 +144,8 @@ export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs =
   };
   const checkOffline = (r) => assert.deepEqual(r.outbound, [], `connections off loopback:\n${r.outbound.join('\n')}`);
 
-  test(`${agent}: a plain turn on the tiny model (network: ${NETNS})`, { skip, timeout: timeoutMs + 60000 }, async () => {
-    const r = await runAgent(server, agent, plain('Say hi.'), { env, timeoutMs });
+  test(`${agent}: a plain turn on ${plainModel} (network: ${NETNS})`, { skip, timeout: timeoutMs + 60000 }, async () => {
+    const r = await runAgent(server, agent, plain(plainPrompt), { env, timeoutMs });
     assert.equal(r.code, 0, `exit ${r.code}:\n${r.out}\nserver:\n${server.log().slice(-3000)}`);
     if (plainOk) assert.ok(plainOk(r.out), r.out);
     checkRequests(requestLines(server, ua));

@@ -12,8 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <llama.h>
 #include "chat/output_parser.h"
 #include "decode_threads.h"
+#include "engine/llama/model_info.h"
 #include "engine/text_stream.h"
 #include "mkmodel.h"
 
@@ -343,4 +345,21 @@ TEST_F(LlamaEngineTest, ForcedToolCallIsValidJsonAndResumesInTheSameGrammarState
     history.insert(history.end(), reference.begin(), reference.begin() + 7);
     auto rest = generate(*engine_, p, history, 7, 243);
     EXPECT_EQ(std::vector<sf::token_id>(reference.begin() + 7, reference.end()), rest);
+}
+
+// Cluster mode refuses a node whose tokenizer fingerprint differs (issue #17): the fingerprint
+// depends on the vocabulary only — not on weights or architecture — and is stable.
+TEST_F(LlamaEngineTest, TokenizerFingerprintDependsOnTheVocabularyOnly) {
+    const std::string fp = sf::tokenizer_fingerprint(engine_->model());
+    EXPECT_EQ(fp.size(), 64u);
+    EXPECT_EQ(fp, sf::tokenizer_fingerprint(engine_->model()));
+    const std::string other = (dir_ / "other.gguf").string();
+    ASSERT_EQ(sf::mkmodel::write_model({"tiny", "llama", 8}, other), "");
+    llama_model_params p = llama_model_default_params();
+    p.vocab_only         = true;
+    llama_model *m       = llama_model_load_from_file(other.c_str(), p);
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(sf::tokenizer_fingerprint(m), fp)
+        << "same vocabulary, other weights and architecture";
+    llama_model_free(m);
 }

@@ -96,7 +96,8 @@ class MkmodelTest : public ::testing::Test {
 };
 
 TEST_F(MkmodelTest, ListsPresetsAndArchs) {
-    EXPECT_EQ(mk::presets(), (std::vector<std::string>{"tiny", "bench"}));
+    EXPECT_EQ(mk::presets(), (std::vector<std::string>{"tiny", "bench", "qwen3-0.6b"}));
+    EXPECT_EQ(mk::quants(), (std::vector<std::string>{"q4_k_m", "q8_0"}));
     EXPECT_EQ(mk::archs(), (std::vector<std::string>{"qwen3", "llama", "lfm2"}));
     EXPECT_EQ(mk::model_name({}), "superfluid-tiny-qwen3-s1");
 }
@@ -109,6 +110,17 @@ TEST_F(MkmodelTest, RejectsBadOptions) {
     bad_arch.arch = "gpt2";
     EXPECT_NE(mk::write_model(bad_arch, (dir_ / "b.gguf").string()), "");
     EXPECT_NE(mk::write_model({}, ""), "");
+    mk::options quant_of_tiny;  // tiny and bench have one layout
+    quant_of_tiny.quant = "q8_0";
+    EXPECT_NE(mk::write_model(quant_of_tiny, (dir_ / "c.gguf").string()), "");
+    mk::options bad_quant;
+    bad_quant.preset = "qwen3-0.6b";
+    bad_quant.quant  = "q2_k";
+    EXPECT_NE(mk::write_model(bad_quant, (dir_ / "d.gguf").string()), "");
+    mk::options llama_06b;  // the real Qwen3 shape is Qwen3's
+    llama_06b.preset = "qwen3-0.6b";
+    llama_06b.arch   = "llama";
+    EXPECT_NE(mk::write_model(llama_06b, (dir_ / "e.gguf").string()), "");
     EXPECT_TRUE(fs::is_empty(dir_)) << "no file or temporary left behind";
 }
 
@@ -232,6 +244,25 @@ TEST_F(MkmodelTest, BothArchsDecode) {
                   std::string(mk::chat_template()));
         decode_once(model.get());
     }
+}
+
+// qwen3-0.6b: the real Qwen3-0.6B shapes and parameter count (596,049,920, as llama.cpp counts
+// the real model's GGUF), Q4_K_M by default, and it decodes. About 30 s on 2 cores.
+TEST_F(MkmodelTest, Qwen3_06bHasTheRealShapeAndDecodes) {
+    mk::options opt;
+    opt.preset      = "qwen3-0.6b";
+    model_ptr model = load(write(opt, "q06.gguf"));
+    ASSERT_NE(model, nullptr);
+    EXPECT_EQ(llama_model_n_params(model.get()), 596049920u);
+    EXPECT_EQ(llama_model_n_embd(model.get()), 1024);
+    EXPECT_EQ(llama_model_n_layer(model.get()), 28);
+    EXPECT_EQ(llama_model_n_head(model.get()), 16);
+    EXPECT_EQ(llama_model_n_head_kv(model.get()), 8);
+    EXPECT_EQ(llama_model_n_ctx_train(model.get()), 40960);
+    char desc[128];
+    llama_model_desc(model.get(), desc, sizeof desc);
+    EXPECT_NE(std::string(desc).find("Q4_K - Medium"), std::string::npos) << desc;
+    decode_once(model.get());
 }
 
 // --eog-scale: the scaled <|im_end|> row wins the logits after some inputs, not all (so turns

@@ -1,0 +1,124 @@
+#include "cli/cluster_commands.h"
+
+#include <cpp-httplib/httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/model_source.h"
+#include "cluster/cluster_head.h"
+#include "cluster/guest.h"
+#include "util/paths.h"
+
+namespace sf {
+
+void add_serve_cluster_flags(CLI::App &serve, serve_options &so) {
+    serve.add_flag("--cluster", so.cluster,
+                   "Be a cluster head: open the guest port, print a join token on first start, "
+                   "place sessions on the nodes that join");
+    serve.add_option("--guest-port", so.guest_port, "Port guests join and register on (TLS)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 65535));
+    serve.add_option("--guest-host", so.guest_host, "Address the guest port listens on")
+        ->capture_default_str();
+    serve.add_flag("--no-local-worker{false}", so.local_worker,
+                   "With --cluster: run no worker here, only route sessions to guests");
+}
+
+void add_cluster_commands(CLI::App &app, cluster_cli &c, serve_options &wf) {
+    c.join =
+        app.add_subcommand("join", "Join a cluster head as a guest node and serve its sessions");
+    c.join->add_option("head", c.head, "The head's guest port, HOST:PORT")->required();
+    c.join->add_option("--token", c.token_text, "Join token (sf1.…), needed the first time only");
+    c.join->add_option("--model", c.model, "The model to serve (a .gguf file or org/repo[:TAG])");
+    c.join->add_option("--name", c.name, "Node name asked for (default: the host name)");
+    c.join->add_option("--worker-port", c.worker_port, "Port the worker serves the head on (TLS)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 65535));
+    c.join->add_option("--listen-host", c.listen_host, "Address the worker port binds")
+        ->capture_default_str();
+    c.join->add_option("--advertise", c.advertise,
+                       "Address the head should dial (default: the one it sees us from)");
+    c.join->add_option("--parallel", wf.parallel, "Concurrent sequences")->capture_default_str();
+    c.join->add_option("--ctx-size,-c", wf.ctx_size, "Context per sequence, in tokens")
+        ->capture_default_str();
+    c.join->add_option("--threads,-t", wf.threads, "CPU threads for inference (0 = all)")
+        ->capture_default_str();
+    c.join->add_option("--cache-dir", wf.cache_dir, "Prefix cache disk tier (\"off\": none)");
+    c.join->add_option("--scripted-output", wf.scripted_output)->group("");
+    c.token        = app.add_subcommand("token", "Join tokens of a cluster head");
+    c.token_create = c.token->add_subcommand("create", "Make a join token (printed)");
+    c.token->require_subcommand(1);
+    c.token_create->add_option("--uses", c.uses, "Joins it allows")->capture_default_str();
+    c.token_create->add_option("--ttl", c.ttl_s, "Valid for (e.g. 90m, 24h, 7d; 0: no expiry)")
+        ->default_str("24h")
+        ->transform(CLI::AsNumberWithUnit(
+            std::map<std::string, int64_t>{{"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}},
+            CLI::AsNumberWithUnit::CASE_SENSITIVE));
+    c.nodes = app.add_subcommand("nodes", "List a cluster head's nodes");
+    c.nodes->add_option("--host", c.nodes_host, "Server address")->capture_default_str();
+    c.nodes->add_option("--port", c.nodes_port, "Server port")->capture_default_str();
+    for (auto *s : {c.join, c.token_create})
+        s->add_option("--state-dir", c.state_dir,
+                      "State directory (default: $XDG_STATE_HOME/superfluid)");
+}
+
+static int run_nodes(const std::string &host, int port) {
+    httplib::Client cli(host, port);
+    cli.set_connection_timeout(2);
+    cli.set_read_timeout(5);
+    auto res = cli.Get("/api/nodes");
+    if (!res || res->status != 200) {
+        std::fprintf(stderr, "no superfluid server answers on %s:%d\n", host.c_str(), port);
+        return 1;
+    }
+    auto j = nlohmann::json::parse(res->body, nullptr, false);
+    if (j.is_discarded()) return 1;
+    const auto nodes = j.value("nodes", nlohmann::json::array());
+    std::printf("%-20s %-22s %-9s %-17s %5s %7s %11s %s\n", "NAME", "ADDRESS", "STATE", "MODEL",
+                "SLOTS", "RUNNING", "LAST SEEN", "CERT SERIAL");
+    for (const auto &n : nodes) {
+        const double seen = n.value("last_seen_s", -1.0);
+        char seen_text[32];
+        std::snprintf(seen_text, sizeof seen_text, seen < 0 ? "never" : "%.1fs ago", seen);
+        std::printf("%-20s %-22s %-9s %-17s %5d %7d %11s %s\n", n.value("name", "").c_str(),
+                    n.value("address", "").empty() ? "(this host)" : n.value("address", "").c_str(),
+                    n.value("state", "").c_str(),
+                    n.value("model_fingerprint", "").substr(0, 16).c_str(), n.value("slots", 0),
+                    n.value("running", 0), seen_text, n.value("certificate_serial", "").c_str());
+        if (!n.value("message", "").empty()) std::printf("  %s\n", n.value("message", "").c_str());
+    }
+    if (nodes.empty()) std::printf("(not a cluster head: serve --cluster)\n");
+    return 0;
+}
+
+static int run_join(cluster_cli &c, const serve_options &wf) {
+    cluster::guest_options g;
+    g.head        = c.head;
+    g.token       = c.token_text;
+    g.state_dir   = c.state_dir.empty() ? paths::default_state_dir() : c.state_dir;
+    g.name        = c.name;
+    g.worker_port = c.worker_port;
+    g.listen_host = c.listen_host;
+    g.advertise   = c.advertise;
+    if (!paths::make_dirs(g.state_dir)) {
+        std::fprintf(stderr, "cannot create the state directory %s\n", g.state_dir.c_str());
+        return 1;
+    }
+    resolved_model resolved;
+    if (!resolve_model_arg(c.model, g.state_dir, resolved)) return 1;
+    g.worker_argv = worker_argv(wf, resolved.path);
+    return cluster::run_guest(g);
+}
+
+int run_cluster_command(cluster_cli &c, const serve_options &wf) {
+    if (c.join && *c.join) return run_join(c, wf);
+    if (c.token_create && *c.token_create)
+        return cluster::create_token_command(
+            c.state_dir.empty() ? paths::default_state_dir() : c.state_dir, c.uses, c.ttl_s);
+    if (c.nodes && *c.nodes) return run_nodes(c.nodes_host, c.nodes_port);
+    return -1;
+}
+
+}  // namespace sf

@@ -1,0 +1,87 @@
+#include "http/admission.h"
+
+#include <cpp-httplib/httplib.h>
+
+#include <algorithm>
+
+#include "api/anthropic_response.h"
+#include "api/ollama_response.h"
+
+namespace sf {
+
+void send_api_error(const httplib::Request &req, httplib::Response &res, const api_error &e) {
+    const bool anthropic =
+        req.path.rfind("/v1/messages", 0) == 0 || req.has_header("anthropic-version");
+    res.status = e.status;
+    if (anthropic) {
+        api_error a = e;
+        if (a.status == 503) a.status = res.status = 529;  // Anthropic's "overloaded"
+        res.set_content(anthropic_error_body(a), "application/json");
+    } else if (req.path.rfind("/api/", 0) == 0) {
+        res.set_content(ollama_error_body(e.message), "application/json");
+    } else {
+        res.set_content(openai_error_body(e), "application/json");
+    }
+}
+
+namespace {
+
+// The key a request carries: `Authorization: Bearer KEY` (OpenAI, Ollama) or `x-api-key`
+// (Anthropic).
+std::string key_of(const httplib::Request &req) {
+    const std::string auth = req.get_header_value("Authorization");
+    if (auth.rfind("Bearer ", 0) == 0) return auth.substr(7);
+    return req.get_header_value("x-api-key");
+}
+
+bool open_route(const httplib::Request &req) {
+    return req.method == "OPTIONS" ||
+           (req.method == "GET" && (req.path == "/health" || req.path == "/ui"));
+}
+
+}  // namespace
+
+void install_admission(httplib::Server &svr, std::vector<std::string> api_keys,
+                       std::shared_ptr<connection_stats> stats) {
+    svr.set_pre_routing_handler(
+        [keys = std::move(api_keys), stats](const httplib::Request &req, httplib::Response &res) {
+            using R = httplib::Server::HandlerResponse;
+            if (connection_gate::overflowing()) {
+                ++stats->refused;
+                res.set_header("Retry-After", "1");
+                api_error e{503, "server_error",
+                            "too many open connections to this server; retry shortly", "",
+                            "too_many_connections"};
+                send_api_error(req, res, e);
+                return R::Handled;  // an error status closes the connection (httplib)
+            }
+            if (!keys.empty() && !open_route(req) &&
+                std::find(keys.begin(), keys.end(), key_of(req)) == keys.end()) {
+                api_error e{401, "authentication_error",
+                            "a valid API key is required (Authorization: Bearer KEY or x-api-key)",
+                            "", "invalid_api_key"};
+                res.set_header("WWW-Authenticate", "Bearer");
+                send_api_error(req, res, e);
+                return R::Handled;
+            }
+            return R::Unhandled;
+        });
+}
+
+std::string connection_metrics_text(const connection_stats &s) {
+    auto line = [](const char *name, const char *type, const char *help, uint64_t v) {
+        return std::string("# HELP superfluid:") + name + " " + help +
+               "\n# TYPE superfluid:" + name + " " + type + "\nsuperfluid:" + name + " " +
+               std::to_string(v) + "\n";
+    };
+    return line("http_connections_open", "gauge", "connections being served", s.open.load()) +
+           line("http_connections_accepted_total", "counter", "connections served",
+                s.accepted.load()) +
+           line("http_connections_refused_total", "counter",
+                "connections over the limit answered 503", s.refused.load()) +
+           line("http_connections_dropped_total", "counter",
+                "connections over the limit closed unanswered (overflow queue full)",
+                s.dropped.load());
+}
+
+}  // namespace sf

@@ -1,0 +1,40 @@
+// What the head's HTTP server checks before any route (httplib's pre-routing handler, on the
+// connection's thread): a connection over the limit (connection_gate's overflow) gets 503 with
+// Retry-After, and with API keys configured (`serve --api-key`) a request without one of them
+// gets 401, each in the shape of the API it came in on.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/api_error.h"
+#include "http/connection_gate.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace sf {
+
+/**
+ * Writes `e` in the shape of the API `req` came in on: Anthropic (/v1/messages, or an
+ * anthropic-version header; an overload's 503 is Anthropic's 529 overloaded_error), Ollama
+ * (/api/…: {"error": message}), else OpenAI ({"error": {…}}).
+ */
+void send_api_error(const httplib::Request &req, httplib::Response &res, const api_error &e);
+
+/**
+ * Installs the pre-routing checks. `api_keys` empty: no key is asked for. Otherwise every
+ * route but GET /health, the /ui page and CORS preflights needs `Authorization: Bearer KEY` or
+ * `x-api-key: KEY` with one of them.
+ */
+void install_admission(httplib::Server &svr, std::vector<std::string> api_keys,
+                       std::shared_ptr<connection_stats> stats);
+
+/** The gate's counters in Prometheus text (superfluid:http_connections_*). */
+std::string connection_metrics_text(const connection_stats &s);
+
+}  // namespace sf

@@ -1,0 +1,52 @@
+// Connection admission for the head's HTTP server: cpp-httplib serves each connection on one
+// thread for its whole life (streams included), and its stock pool queues connections beyond
+// its threads without a word, so a person's question could wait behind 128 agents' idle
+// keep-alive connections. The gate serves up to `max_connections` at once (threads grow on
+// demand) and hands the next ones to a small overflow pool whose thread answers the first
+// request with 503 + Retry-After in the caller's API shape (http_server's pre-routing handler
+// asks overflowing()) and closes; beyond the overflow's queue a connection is closed unanswered.
+// Threads: enqueue() runs on httplib's accept thread; the counters are atomics read by /metrics.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include <cpp-httplib/httplib.h>
+
+namespace sf {
+
+/** Counters of the gate, shared with /metrics (superfluid:http_connections_*). */
+struct connection_stats {
+    std::atomic<uint64_t> open{0};      // connections being served now
+    std::atomic<uint64_t> accepted{0};  // connections served since start
+    std::atomic<uint64_t> refused{0};   // answered 503 (over the limit)
+    std::atomic<uint64_t> dropped{0};   // closed unanswered (the overflow queue was full too)
+};
+
+/** A cpp-httplib task queue with a connection limit (see the file comment). */
+class connection_gate final : public httplib::TaskQueue {
+  public:
+    /**
+     * `max_connections` (>= 1) served at once, `base_threads` of them kept warm; the overflow
+     * answers with `overflow_threads` threads and queues at most `overflow_queue` connections.
+     */
+    connection_gate(size_t max_connections, std::shared_ptr<connection_stats> stats,
+                    size_t base_threads = 8, size_t overflow_threads = 2,
+                    size_t overflow_queue = 64);
+
+    bool enqueue(std::function<void()> fn) override;
+    void shutdown() override;
+
+    /** True on an overflow thread: the request being read must be refused (503). */
+    static bool overflowing();
+
+  private:
+    size_t max_;
+    std::shared_ptr<connection_stats> stats_;
+    httplib::ThreadPool served_;
+    httplib::ThreadPool overflow_;
+};
+
+}  // namespace sf
