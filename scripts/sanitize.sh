@@ -53,7 +53,18 @@ run_job() {
 
   local failed=0 t1=$SECONDS
   log "$job: unit tests"
-  ctest --test-dir "$dir" -L unit -j "$JOBS" --output-on-failure || failed=1
+  # Unit tests that run gRPC's server and client in-process (cluster's guest port, over TLS)
+  # take TSan's ignore_noninstrumented_modules=1, as the integration subset does (see
+  # tests/sanitizers/tsan.supp): without it, one test gave 114 reports, every access in
+  # libgrpc, libabsl_*, libssl/libcrypto or libstdc++ code they call, none in a frame of ours.
+  local grpc_units='^cluster_guest_port[.]'
+  ctest --test-dir "$dir" -L unit -E "$grpc_units" -j "$JOBS" --output-on-failure || failed=1
+  if [[ $job == tsan ]]; then
+    TSAN_OPTIONS="$TSAN_OPTIONS:ignore_noninstrumented_modules=1" \
+      ctest --test-dir "$dir" -L unit -R "$grpc_units" --output-on-failure || failed=1
+  else
+    ctest --test-dir "$dir" -L unit -R "$grpc_units" --output-on-failure || failed=1
+  fi
   log "$job: unit tests in $((SECONDS - t1)) s"
 
   local t2=$SECONDS
