@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything Superfluid needs on Debian 12 / Ubuntu and builds it:
-#   1. Debian packages (compiler, CMake, gRPC, protobuf, SQLite, OpenSSL, curl, CLI11, GoogleTest, Node.js)
+#   1. Debian packages (compilers incl. clang-14 for libFuzzer, CMake, gRPC, protobuf, SQLite, OpenSSL, curl, CLI11, GoogleTest, Node.js)
 #   2. the pinned llama.cpp (v0.5.0 from the npm registry), built once per machine into
 #      ~/.cache/superfluid (scripts/llama-cpp.sh; ~8 min cold on 2 cores, reused after)
 #   3. this project (CMake preset `default` → build/bin/superfluid, build/bin/mkmodel)
@@ -17,7 +17,8 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config git ca-certificate
   strace iproute2 util-linux  # tests/agents: connect() audit, a network namespace (unshare);
                               # cluster.test.mjs: ip netns + veth + bridge per guest
   nftables  # cluster.test.mjs: a half-open link (a guest's packets to the head dropped)
-  chromium)  # the /ui page's browser test (tests/ui, driven by playwright-core)
+  chromium  # the /ui page's browser test (tests/ui, driven by playwright-core)
+  clang-14 libclang-rt-14-dev)  # libFuzzer for the fuzz targets (tests/fuzz, scripts/fuzz.sh)
 
 SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO="sudo"

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 namespace sf {
 
@@ -92,31 +93,43 @@ bool resolve_priority(const std::optional<priority_class> &from_body, const prio
 }
 
 std::string load_priority_config(const std::string &path, priority_config &cfg) {
-    std::ifstream f(path);
+    std::ifstream f(path, std::ios::binary);
     if (!f) return "cannot read the config file " + path;
-    auto j = nlohmann::json::parse(f, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return path + " is not a JSON object";
+    std::ostringstream text;
+    text << f.rdbuf();
+    return parse_priority_config(text.str(), path, cfg);
+}
+
+std::string parse_priority_config(const std::string &text, const std::string &name,
+                                  priority_config &cfg) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return name + " is not a JSON object";
     if (j.contains("default_priority")) {
         auto c = j["default_priority"].is_string()
                      ? parse_class_name(j["default_priority"].get<std::string>())
                      : std::nullopt;
-        if (!c) return path + ": default_priority must be interactive, normal or batch";
+        if (!c) return name + ": default_priority must be interactive, normal or batch";
         cfg.default_class = *c;
     }
     if (j.contains("priority_rules")) {
-        if (!j["priority_rules"].is_array()) return path + ": priority_rules must be an array";
+        if (!j["priority_rules"].is_array()) return name + ": priority_rules must be an array";
         for (const auto &r : j["priority_rules"]) {
             priority_rule rule;
             auto c = r.is_object() && r.contains("class") && r["class"].is_string()
                          ? parse_class_name(r["class"].get<std::string>())
                          : std::nullopt;
             if (!c)
-                return path + ": each priority rule needs a class (interactive, normal or batch)";
-            rule.cls                 = *c;
+                return name + ": each priority rule needs a class (interactive, normal or batch)";
+            rule.cls = *c;
+            // (json::value() throws on a present key of another type: checked first.)
+            for (const char *k : {"key", "user_agent"}) {
+                if (r.contains(k) && !r[k].is_string())
+                    return name + ": a priority rule's " + k + " must be a string";
+            }
             rule.key_contains        = r.value("key", "");
             rule.user_agent_contains = r.value("user_agent", "");
             if (rule.key_contains.empty() && rule.user_agent_contains.empty()) {
-                return path + ": each priority rule needs a key or a user_agent to match";
+                return name + ": each priority rule needs a key or a user_agent to match";
             }
             cfg.rules.push_back(std::move(rule));
         }

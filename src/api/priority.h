@@ -67,4 +67,11 @@ std::string client_identity(const priority_headers &h, const std::string &connec
  */
 std::string load_priority_config(const std::string &path, priority_config &cfg);
 
+/**
+ * The same from the file's text; `name` (the path) prefixes the error. Any bytes are safe: a
+ * malformed file is an error string, never an exception (tests/fuzz/fuzz_config.cpp).
+ */
+std::string parse_priority_config(const std::string &text, const std::string &name,
+                                  priority_config &cfg);
+
 }  // namespace sf

@@ -122,14 +122,7 @@ void handle_retrieve(const httplib::Request &req, httplib::Response &res,
     }
     int64_t after = -1;
     if (req.has_param("starting_after")) {
-        const std::string v = req.get_param_value("starting_after");
-        size_t used         = 0;
-        try {
-            after = std::stoll(v, &used);
-        } catch (...) {
-            used = 0;
-        }
-        if (v.empty() || used != v.size() || after < 0) {
+        if (!parse_starting_after(req.get_param_value("starting_after"), after)) {
             return send_error(res, bad_request("'starting_after' must be a non-negative integer "
                                                "(a sequence_number)",
                                                "starting_after", "invalid_value"));

@@ -3,6 +3,7 @@
 #include <cpp-httplib/httplib.h>
 
 #include <charconv>
+#include <cstdint>
 
 namespace sf {
 
@@ -39,11 +40,23 @@ bool resume_cursor(const httplib::Request &req, const std::string &session_id, s
     }
     size_t n     = 0;
     auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc() || p != value.data() + value.size()) {
+    // (n + 1 must not wrap to 0, "from the start": the largest index is out of range.)
+    if (ec != std::errc() || p != value.data() + value.size() || n == SIZE_MAX) {
         error = std::string(what) + " must be '<session>:<index>' or an index, got '" + value + "'";
         return false;
     }
     cursor = n + 1;
+    return true;
+}
+
+bool parse_starting_after(const std::string &value, int64_t &after) {
+    // Unsigned: from_chars then takes no sign at all (a signed parse took "-0").
+    uint64_t n   = 0;
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (value.empty() || ec != std::errc() || p != value.data() + value.size() ||
+        n > uint64_t(INT64_MAX))
+        return false;
+    after = int64_t(n);
     return true;
 }
 

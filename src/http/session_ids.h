@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace httplib {
@@ -43,5 +44,11 @@ std::string sse_event_id(const std::string &session_id, size_t index);
  */
 bool resume_cursor(const httplib::Request &req, const std::string &session_id, size_t &cursor,
                    std::string &error);
+
+/**
+ * `?starting_after=N` of GET /v1/responses/{id}?stream=true: a non-negative decimal integer
+ * (a sequence_number), digits only. False, `after` untouched, when malformed or out of range.
+ */
+bool parse_starting_after(const std::string &value, int64_t &after);
 
 }  // namespace sf

@@ -49,7 +49,12 @@ class event_outbox final : public event_sink {
      * event. Returns false (and nothing) when nothing came.
      */
     bool take(std::vector<outbox_event> &out, std::chrono::milliseconds timeout);
-    /** Ends the outbox: later binds fail, and every bound session's channel is cancelled. */
+    /**
+     * Ends the outbox: later binds fail, and every bound session's channel is cancelled. Also
+     * breaks the reference cycle of a bound placement (its channel holds this outbox as its sink,
+     * the outbox holds the channel until the placement's FINISHED): whoever makes an outbox
+     * closes it (worker_service::Events does on every exit).
+     */
     void close();
     /** Cancels a bound placement (the Cancel RPC; epoch 0: any); false when not bound here. */
     bool cancel(const std::string &session_id, uint64_t epoch);

@@ -118,6 +118,7 @@ int run_worker(const worker_options &opts) {
     } catch (const std::exception &e) {
         SF_LOG_ERROR("worker", "%s", e.what());
         server->Shutdown();
+        service.stop_calls();
         return 1;
     }
     cache::cache_options co;
@@ -158,6 +159,9 @@ int run_worker(const worker_options &opts) {
     sched.stop();
     cache.flush();  // hot prefixes queued for the disk tier
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+    // No handler runs past this line (Shutdown waits for them; the gate says so in our code):
+    // the embedder, scheduler, cache and engine are destroyed on return (call_gate.h).
+    service.stop_calls();
     if (!opts.socket_path.empty()) std::filesystem::remove(opts.socket_path, ec);
     return 0;
 }

@@ -27,6 +27,16 @@ void worker_service::set_model_extras(llama_embedder *embedder, model_facts fact
     facts_    = std::move(facts);
 }
 
+void worker_service::stop_calls() {
+    calls_.close();
+}
+
+namespace {
+grpc::Status stopping() {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the worker is stopping");
+}
+}  // namespace
+
 bool worker_service::prepare(const pb::GenerateRequest &req, rendered_prompt &out,
                              pb::Rejected &rej, bool check_context) const {
     if (req.has_chat()) {
@@ -74,6 +84,8 @@ bool worker_service::prepare(const pb::GenerateRequest &req, rendered_prompt &ou
 
 grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateRequest *req,
                                     pb::GenerateEvent *reply) {
+    const auto call = calls_.enter();
+    if (!call) return stopping();
     if (!ready_.load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
     std::shared_ptr<event_outbox> box;
     {
@@ -138,6 +150,8 @@ grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateReq
 
 grpc::Status worker_service::Render(grpc::ServerContext *, const pb::GenerateRequest *req,
                                     pb::GenerateEvent *reply) {
+    const auto call = calls_.enter();
+    if (!call) return stopping();
     if (!ready_.load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
     rendered_prompt prompt;
     pb::Rejected rej;
@@ -154,6 +168,8 @@ grpc::Status worker_service::Render(grpc::ServerContext *, const pb::GenerateReq
 
 grpc::Status worker_service::Events(grpc::ServerContext *ctx, const pb::EventsRequest *req,
                                     grpc::ServerWriter<pb::EventBatch> *writer) {
+    const auto call = calls_.enter();
+    if (!call) return stopping();
     auto box = std::make_shared<event_outbox>(req->stream_id());
     std::shared_ptr<event_outbox> old;
     {
@@ -196,6 +212,8 @@ void worker_service::flush_events() {
 
 grpc::Status worker_service::Cancel(grpc::ServerContext *, const pb::CancelRequest *req,
                                     pb::CancelReply *reply) {
+    const auto call = calls_.enter();
+    if (!call) return stopping();
     std::shared_ptr<event_outbox> box;
     {
         std::lock_guard lk(mu_);
@@ -207,6 +225,8 @@ grpc::Status worker_service::Cancel(grpc::ServerContext *, const pb::CancelReque
 
 grpc::Status worker_service::Health(grpc::ServerContext *, const pb::HealthRequest *,
                                     pb::HealthReply *reply) {
+    const auto call = calls_.enter();
+    if (!call) return stopping();
     reply->set_ready(ready_.load());
     reply->set_model_path(model_path_);
     reply->set_pid(static_cast<int32_t>(getpid()));
@@ -259,6 +279,8 @@ grpc::Status worker_service::Health(grpc::ServerContext *, const pb::HealthReque
 
 grpc::Status worker_service::Embed(grpc::ServerContext *, const pb::EmbedRequest *req,
                                    pb::EmbedReply *reply) {
+    const auto call = calls_.enter();
+    if (!call) return stopping();
     if (!ready_.load() || !embedder_)
         return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
     std::vector<embed_input> inputs;
@@ -287,6 +309,8 @@ grpc::Status worker_service::Embed(grpc::ServerContext *, const pb::EmbedRequest
 
 grpc::Status worker_service::ModelInfo(grpc::ServerContext *, const pb::ModelInfoRequest *,
                                        pb::ModelInfoReply *reply) {
+    const auto call = calls_.enter();
+    if (!call) return stopping();
     if (!ready_.load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
     for (const auto &[k, v] : facts_.metadata) (*reply->mutable_metadata())[k] = v;
     reply->set_chat_template(facts_.chat_template);

@@ -3,7 +3,8 @@
 // scheduler, answer accepted/rejected. The session's events then go out on the head's open
 // Events stream (one call, its own gRPC thread), one batch per tick (event_outbox.h); the
 // tick thread fills the outbox. Submit without an open Events stream is UNAVAILABLE.
-// Threads: mu_ guards outbox_; engine_/sched_/cache_ are set once before ready_.
+// Threads: mu_ guards outbox_; engine_/sched_/cache_ are set once before ready_; every handler
+// runs inside calls_, closed by stop_calls() before what they use is destroyed.
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include "engine/llama/model_info.h"
 #include "scheduler/scheduler.h"
 #include "worker.grpc.pb.h"
+#include "worker/call_gate.h"
 #include "worker/event_outbox.h"
 
 namespace sf {
@@ -30,6 +32,11 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
                    cache::prefix_cache *cache = nullptr);
     /** Embedding and model facts (Embed, ModelInfo); call before set_ready. */
     void set_model_extras(llama_embedder *embedder, model_facts facts);
+    /**
+     * Refuses later calls (UNAVAILABLE) and returns once no handler runs: after it the engine,
+     * scheduler, cache and embedder may be destroyed. Call after grpc::Server::Shutdown.
+     */
+    void stop_calls();
 
     /** Accepts a session onto the open Events stream, or rejects it (one answer, unary). */
     grpc::Status Submit(grpc::ServerContext *ctx,
@@ -73,6 +80,7 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
 
     std::mutex mu_;
     std::shared_ptr<event_outbox> outbox_;  // the open Events stream's, under mu_
+    call_gate calls_;
 };
 
 }  // namespace sf

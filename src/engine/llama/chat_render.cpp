@@ -2,6 +2,7 @@
 
 #include <chat.h>
 
+#include <mutex>
 #include <regex>
 #include <stdexcept>
 
@@ -51,6 +52,19 @@ void limit_to_one_call(std::string &grammar) {
     grammar = std::regex_replace(grammar, repeated, "$1tool-calls ::= $2 space$3");
 }
 
+// llama.cpp's template application calls std::localtime (common/chat.cpp format_time, for the
+// templates' date variables; Jinja's strftime_now in common/jinja/value.cpp), which fills one
+// static struct tm per process. Submit and Render render on gRPC threads, concurrently: two
+// renders raced on it (ThreadSanitizer, issue #20), a torn date in a prompt at best. The
+// prebuilt llama.cpp cannot call localtime_r, so applications take turns; the tokenization and
+// the grammar check that follow run outside.
+common_chat_params apply_template(const common_chat_templates *templates,
+                                  const common_chat_templates_inputs &in) {
+    static std::mutex mu;
+    std::lock_guard lk(mu);
+    return common_chat_templates_apply(templates, in);
+}
+
 }  // namespace
 
 chat_render_result render_chat_template(const common_chat_templates *templates,
@@ -90,7 +104,7 @@ chat_render_result render_chat_template(const common_chat_templates *templates,
         in.chat_template_kwargs["enable_thinking"] = "false";
     }
 
-    const common_chat_params p = common_chat_templates_apply(templates, in);
+    const common_chat_params p = apply_template(templates, in);
     chat_render_result out;
     out.prompt      = p.prompt;
     out.extra_stops = p.additional_stops;
@@ -105,7 +119,7 @@ chat_render_result render_chat_template(const common_chat_templates *templates,
         if (named.tools.empty())
             throw std::invalid_argument("tool_choice names '" + opt.tool_name +
                                         "', which is not among the tools");
-        g = common_chat_templates_apply(templates, named);
+        g = apply_template(templates, named);
     }
     if (forced && g.grammar.empty())
         throw std::invalid_argument(

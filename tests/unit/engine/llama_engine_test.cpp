@@ -4,14 +4,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <regex>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include <llama.h>
 #include "chat/output_parser.h"
-
+#include "decode_threads.h"
 #include "engine/llama/model_info.h"
 #include "engine/text_stream.h"
 #include "mkmodel.h"
@@ -31,7 +34,7 @@ class LlamaEngineTest : public ::testing::Test {
         o.ctx_size   = 512;
         o.parallel   = 2;
         o.batch_size = 128;
-        o.threads    = 2;
+        o.threads    = sf::test::k_decode_threads;
         engine_      = new sf::llama_engine(o);
     }
     static void TearDownTestSuite() {
@@ -58,6 +61,30 @@ TEST_F(LlamaEngineTest, RendersTheModelsChatTemplate) {
     // Special tokens are single tokens, not spelled out.
     EXPECT_EQ(engine_->tokenize("<|im_start|>", false).size(), 1u);
     EXPECT_TRUE(engine_->is_eog(engine_->tokenize("<|im_end|>", false).at(0)));
+}
+
+// The worker renders on gRPC threads, several at once (Submit, Render). llama.cpp's template
+// application calls std::localtime (one static struct tm per process): under ThreadSanitizer
+// (scripts/sanitize.sh tsan) this test failed until applications took turns (chat_render.cpp).
+TEST_F(LlamaEngineTest, RendersFromSeveralThreadsAtOnce) {
+    auto render = [] {
+        sf::rendered_prompt out;
+        std::string err;
+        const bool ok =
+            engine_->render_chat({{"user", "Hi there", "", "", "", {}}}, true, out, err);
+        return ok ? out.tokens : std::vector<sf::token_id>{};
+    };
+    const std::vector<sf::token_id> want = render();
+    ASSERT_FALSE(want.empty());
+    std::vector<std::thread> threads;
+    std::atomic<int> same{0};
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 5; ++i) same += render() == want;
+        });
+    }
+    for (auto &th : threads) th.join();
+    EXPECT_EQ(same.load(), 20);
 }
 
 TEST_F(LlamaEngineTest, TokenizationRoundTripsMultiByteText) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/output_parser.h"
+#include "decode_threads.h"
 #include "engine/llama/llama_engine.h"
 #include "mkmodel.h"
 
@@ -41,7 +42,7 @@ class ScriptedEngineTest : public ::testing::Test {
         o.ctx_size   = 1024;
         o.parallel   = 2;
         o.batch_size = 256;
-        o.threads    = 2;
+        o.threads    = sf::test::k_decode_threads;
         llama_       = new sf::llama_engine(o);
     }
     static void TearDownTestSuite() {

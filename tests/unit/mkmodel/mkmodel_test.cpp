@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "decode_threads.h"
 #include "mkmodel.h"
 
 namespace fs = std::filesystem;
@@ -76,8 +77,8 @@ class MkmodelTest : public ::testing::Test {
         llama_context_params cp = llama_context_default_params();
         cp.n_ctx                = 256;
         cp.n_batch              = 256;
-        cp.n_threads            = 2;
-        cp.n_threads_batch      = 2;
+        cp.n_threads            = sf::test::k_decode_threads;
+        cp.n_threads_batch      = sf::test::k_decode_threads;
         context_ptr ctx(llama_init_from_model(model, cp));
         ASSERT_NE(ctx, nullptr);
         std::vector<llama_token> toks =
@@ -195,8 +196,8 @@ TEST_F(MkmodelTest, Lfm2IsHybridWithUncuttableStateThatRestores) {
     cp.n_ctx                = 512;
     cp.n_batch              = 256;
     cp.n_seq_max            = 2;
-    cp.n_threads            = 2;
-    cp.n_threads_batch      = 2;
+    cp.n_threads            = sf::test::k_decode_threads;
+    cp.n_threads_batch      = sf::test::k_decode_threads;
     context_ptr ctx(llama_init_from_model(model.get(), cp));
     ASSERT_NE(ctx, nullptr);
     auto toks =

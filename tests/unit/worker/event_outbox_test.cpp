@@ -27,6 +27,17 @@ session_event finished() {
     return ev;
 }
 
+// An outbox closed when the test ends, as worker_service::Events closes it on every exit: a bound
+// channel holds its outbox (its sink) and the outbox holds the channel, so only close() (or the
+// session's FINISHED) frees them.
+struct closing_outbox {
+    std::shared_ptr<event_outbox> box;
+    explicit closing_outbox(uint64_t stream_id) : box(std::make_shared<event_outbox>(stream_id)) {}
+    ~closing_outbox() { box->close(); }
+    event_outbox *operator->() const { return box.get(); }
+    operator const std::shared_ptr<event_outbox> &() const { return box; }
+};
+
 // A placement bound to `box` as Submit binds it.
 std::shared_ptr<event_channel> bound(const std::shared_ptr<event_outbox> &box, const char *id,
                                      uint64_t epoch = 1) {
@@ -38,9 +49,9 @@ std::shared_ptr<event_channel> bound(const std::shared_ptr<event_outbox> &box, c
 }  // namespace
 
 TEST(EventOutbox, OneTickOfSeveralSessionsIsOneTake) {
-    auto box = std::make_shared<event_outbox>(7);
-    auto a   = bound(box, "a");
-    auto b   = bound(box, "b");
+    closing_outbox box(7);
+    auto a = bound(box, "a");
+    auto b = bound(box, "b");
     // What the tick thread does: each sequence's event, then flush at the tick's end.
     std::thread tick([&] {
         std::this_thread::sleep_for(20ms);
@@ -87,7 +98,7 @@ TEST(EventOutbox, FinishUnbindsAndCloseCancelsTheRest) {
 }
 
 TEST(EventOutbox, ANewerPlacementReplacesTheOlderOne) {
-    auto box   = std::make_shared<event_outbox>(3);
+    closing_outbox box(3);
     auto older = bound(box, "s", 1);
     auto newer = bound(box, "s", 2);
     EXPECT_TRUE(older->cancelled()) << "the resubmitted session's older sequence stops";

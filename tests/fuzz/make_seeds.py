@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpora under tests/fuzz/seeds/ (committed; re-run to refresh).
+
+requests/     every JSON request body quoted in the unit tests' raw strings (tests/unit/api) and
+              in the API cases (the `cases` folder, default ../shared/cases beside the repo);
+              shared by the OpenAI, Responses, Anthropic and Ollama targets (a body of one API
+              is a good start for another's parser)
+config/       `serve --config` files
+session_ids/  Last-Event-ID / ?after / starting_after values (fuzz_session_ids.cpp's format)
+chat_output/  model outputs in the test templates' formats (fuzz_chat_output.cpp's format)
+
+Usage: tests/fuzz/make_seeds.py [CASES_DIR]
+"""
+import hashlib
+import json
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+OUT = ROOT / "tests/fuzz/seeds"
+
+
+def json_objects(text):
+    """Every balanced {...} in text that parses as a non-empty JSON object."""
+    found = []
+    for start in (m.start() for m in re.finditer(r"\{", text)):
+        depth, in_str, esc = 0, False, False
+        for i in range(start, len(text)):
+            c = text[i]
+            if in_str:
+                esc = not esc and c == "\\"
+                if c == '"' and not esc:
+                    in_str = False
+                if c != "\\":
+                    esc = False
+                continue
+            if c == '"':
+                in_str = True
+            elif c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    try:
+                        obj = json.loads(text[start:i + 1])
+                    except ValueError:
+                        break
+                    if isinstance(obj, dict) and obj:
+                        found.append(text[start:i + 1])
+                    break
+    return found
+
+
+def request_bodies(cases_dir):
+    sources = sorted((ROOT / "tests/unit/api").glob("*_test.cpp"))
+    if cases_dir.is_dir():
+        sources += sorted(cases_dir.glob("*.md"))
+    bodies = []
+    for path in sources:
+        text = path.read_text()
+        if path.suffix == ".cpp":
+            text = "\n".join(re.findall(r'R"\((.*?)\)"', text, re.S))
+        # Top-level request bodies only: those naming messages, input, prompt or model.
+        for body in json_objects(text):
+            obj = json.loads(body)
+            if {"messages", "input", "prompt", "model"} & obj.keys():
+                bodies.append(body)
+    return bodies
+
+
+CONFIGS = [
+    '{"default_priority": "batch", "priority_rules": [{"key": "sk-ci", "class": "batch"}, '
+    '{"user_agent": "codex", "class": "interactive"}]}',
+    '{"default_priority": "interactive"}',
+    '{"priority_rules": []}',
+]
+
+SESSION_IDS = ["\x01s1\ns1:4", "\x00s1\n7", "\x01resp_ab12\nresp_ab12:0", "\x00s\n12"]
+
+THINK = "<think>\nThe user wants the weather.\n</think>\n\n"
+OUTPUTS = [
+    "Hello! How can I help?",
+    THINK + "It is sunny in Paris.",
+    THINK + '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}\n</tool_call>',
+    '<tool_call>\n{"name": "noop", "arguments": {}}\n</tool_call>\n<tool_call>\n'
+    '{"name": "get_weather", "arguments": {"city": "Nice"}}\n</tool_call>',
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+    '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "abcdef123"}]',
+    '{"name": "get_weather", "parameters": {"city": "Paris"}}',
+    "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary "
+    'to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>',
+    "<|channel|>final<|message|>Sunny.",
+    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+    '{"city": "Paris"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+]
+
+
+def write(folder, items):
+    d = OUT / folder
+    d.mkdir(parents=True, exist_ok=True)
+    for old in d.iterdir():
+        old.unlink()
+    for item in items:
+        data = item if isinstance(item, bytes) else item.encode()
+        (d / hashlib.sha1(data).hexdigest()).write_bytes(data)
+    print(f"{folder}: {len(set(items))} seeds")
+
+
+def main():
+    cases = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared/cases"
+    write("requests", sorted(set(request_bodies(cases))))
+    write("config", CONFIGS)
+    write("session_ids", SESSION_IDS)
+    # fuzz_chat_output: byte 0 picks the spec (13 of them: content only, then two per
+    # template), byte 1 seeds the chunk sizes.
+    write("chat_output", [bytes([spec, 7]) + out.encode() for spec in range(13) for out in OUTPUTS])
+
+
+if __name__ == "__main__":
+    main()
