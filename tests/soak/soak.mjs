@@ -38,7 +38,7 @@ const kinds = [
 let server;          // the current head (replaced after a head kill)
 let headDown = false;
 let headEpoch = 0;     // incremented by every head kill
-const stats = { lost: 0, duplicated: 0, mismatched: 0, failed: 0, retried: 0, kills: { worker: 0, head: 0 }, streams: 0, reattached: 0 };
+const stats = { mismatchedBy: {}, lost: 0, duplicated: 0, mismatched: 0, failed: 0, retried: 0, kills: { worker: 0, head: 0 }, streams: 0, reattached: 0 };
 const problems = [];
 
 const post = (path, body) => fetch(`${server.url}${path}`, {
@@ -131,7 +131,11 @@ function compare(name, i, got, ref) {
   const same = got.status === ref.status && got.text === ref.text && got.reasoning === ref.reasoning && got.tool_calls === ref.tool_calls;
   if (!same) {
     stats.mismatched++;
-    problems.push(`${name} #${i}: ${JSON.stringify(got).slice(0, 200)} != ${JSON.stringify(ref).slice(0, 200)}`);
+    stats.mismatchedBy[name] = (stats.mismatchedBy[name] || 0) + 1;
+    // Where the texts part: the common prefix in characters, and both lengths.
+    let k = 0;
+    while (k < got.text.length && got.text[k] === ref.text[k]) k++;
+    problems.push(`${name} #${i} ${got.session}: ${got.status}/${ref.status}, text equal for ${k} of ${got.text.length}/${ref.text.length} chars, tokens ${got.tokens}/${ref.tokens}, tool calls ${got.tool_calls === ref.tool_calls ? 'equal' : 'differ'}`);
   }
   if (typeof ref.tokens === 'number' && typeof got.tokens === 'number' && got.tokens < ref.tokens) stats.lost += ref.tokens - got.tokens;
 }
@@ -190,7 +194,7 @@ async function main() {
   const wall = ((Date.now() - t0) / 1000).toFixed(0);
   for (const p of problems.slice(0, 20)) console.log('problem:', p);
   console.log(`soak: ${N} kills (worker ${stats.kills.worker}, head ${stats.kills.head}), ${stats.streams} streams (${stats.reattached} re-attached; ${stats.retried} sends refused while a process restarted and sent again; ${stats.failed} never accepted), wall ${wall} s`);
-  console.log(`lost ${stats.lost}, duplicated ${stats.duplicated}, mismatched ${stats.mismatched}`);
+  console.log(`lost ${stats.lost}, duplicated ${stats.duplicated}, mismatched ${stats.mismatched} ${JSON.stringify(stats.mismatchedBy)}`);
   process.exit(stats.lost + stats.duplicated + stats.mismatched === 0 ? 0 : 1);
 }
 
