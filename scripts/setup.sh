@@ -17,6 +17,8 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config git ca-certificate
   strace iproute2 util-linux  # tests/agents: connect() audit, a network namespace (unshare);
                               # cluster.test.mjs: ip netns + veth + bridge per guest
   nftables  # cluster.test.mjs: a half-open link (a guest's packets to the head dropped)
+  tcpdump   # capturing the head-guest link (what crosses it is TLS, never a prompt in clear)
+  e2fsprogs  # journal_disk.test.mjs: a small ext4 on a loop device that fills up / turns read-only
   chromium  # the /ui page's browser test (tests/ui, driven by playwright-core)
   clang-14 libclang-rt-14-dev)  # libFuzzer for the fuzz targets (tests/fuzz, scripts/fuzz.sh)
 
