@@ -20,7 +20,8 @@ BUILD=$ROOT/build-fuzz
 # target : seed folder under tests/fuzz/seeds
 ALL=(fuzz_openai_request:requests fuzz_responses_request:requests fuzz_anthropic_request:requests
   fuzz_ollama_request:requests fuzz_config:config fuzz_session_ids:session_ids
-  fuzz_chat_output:chat_output)
+  fuzz_chat_output:chat_output fuzz_hub_listing:hub_listing fuzz_disk_entry:disk_entry
+  fuzz_journal_salvage:journal)
 
 selected=()
 for entry in "${ALL[@]}"; do

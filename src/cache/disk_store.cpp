@@ -49,11 +49,15 @@ std::string hex(const std::vector<uint8_t> &b, size_t n) {
     return s;
 }
 
-std::string name_of(std::span<const token_id> tokens) {
+}  // namespace
+
+std::string entry_file_name(std::span<const token_id> tokens) {
     sha256 h;
     h.add(tokens.data(), tokens.size_bytes());
     return hex(h.done(), 32) + k_ext;
 }
+
+namespace {
 
 // Reads the header and token ids of an entry file; false when they are not well formed.
 bool read_header(const std::string &path, std::vector<token_id> &tokens, uint64_t &payload,
@@ -71,8 +75,11 @@ bool read_header(const std::string &path, std::vector<token_id> &tokens, uint64_
     if (!f.read(reinterpret_cast<char *>(tokens.data()), n * sizeof(token_id))) return false;
     std::error_code ec;
     file_bytes = static_cast<int64_t>(fs::file_size(path, ec));
-    return !ec && static_cast<uint64_t>(file_bytes) ==
-                      k_header_bytes + n * sizeof(token_id) + payload + k_digest_bytes;
+    // Compared without adding `payload` (any u64 from the file): a sum could wrap around and
+    // match a file too short to hold the digest, and the payload would then run past the end.
+    const uint64_t fixed = k_header_bytes + uint64_t{n} * sizeof(token_id) + k_digest_bytes;
+    return !ec && static_cast<uint64_t>(file_bytes) >= fixed &&
+           payload == static_cast<uint64_t>(file_bytes) - fixed;
 }
 
 }  // namespace
@@ -118,7 +125,7 @@ disk_store::disk_store(std::string dir, const std::string &fingerprint, int64_t 
         uint64_t payload = 0;
         int64_t bytes    = 0;
         if (!read_header(path, tokens, payload, bytes) ||
-            de.path().filename().string() != name_of(tokens)) {
+            de.path().filename().string() != entry_file_name(tokens)) {
             SF_LOG_WARN("cache", "discarding corrupt prefix cache entry %s", path.c_str());
             fs::remove(path, ec);
             stats_.corrupt++;
@@ -182,7 +189,7 @@ std::vector<token_id> disk_store::tokens(int64_t id) const {
 
 bool disk_store::has(std::span<const token_id> tokens) const {
     std::lock_guard lk(mu_);
-    return by_name_.count(name_of(tokens)) != 0;
+    return by_name_.count(entry_file_name(tokens)) != 0;
 }
 
 void disk_store::remove_locked(int64_t id, bool corrupt) {
@@ -327,7 +334,7 @@ void disk_store::store(std::span<const token_id> tokens, host_buffer payload) {
     if (tokens.empty() || payload.empty() || max_bytes_ <= 0) return;
     {
         std::lock_guard lk(mu_);
-        const std::string name = name_of(tokens);
+        const std::string name = entry_file_name(tokens);
         if (by_name_.count(name)) return;
         const int64_t id    = next_id_++;
         const int64_t bytes = static_cast<int64_t>(k_header_bytes + tokens.size_bytes() +

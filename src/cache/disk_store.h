@@ -32,6 +32,9 @@ namespace sf::cache {
  */
 std::string model_fingerprint(const std::string &model_path);
 
+/** The file name of the entry for `tokens`: SHA-256 of the token ids (hex, 32 digits) + ".sfpc". */
+std::string entry_file_name(std::span<const token_id> tokens);
+
 /** Counters of the disk tier. */
 struct disk_stats {
     int64_t bytes    = 0;  // bytes of entry files

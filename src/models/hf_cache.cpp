@@ -1,4 +1,5 @@
 #include "models/hf_cache.h"
+#include "models/hub_listing.h"
 
 #include <unistd.h>
 
@@ -11,15 +12,8 @@ namespace sf::models {
 
 namespace fs = std::filesystem;
 
-static bool is_hex(const std::string &s, size_t n) {
-    if (s.size() != n) return false;
-    for (char c : s)
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-    return true;
-}
-
 bool is_commit_id(const std::string &s) {
-    return is_hex(s, 40);
+    return is_hex_digest(s, 40);
 }
 
 std::string hf_cache::hf_home() {
@@ -126,7 +120,7 @@ std::vector<repo_file> hf_cache::snapshot_files(const std::string &repo,
         f.path           = it->path().lexically_relative(dir).string();  // relative() follows links
         f.size           = fs::file_size(it->path(), ec);
         std::string blob = fs::read_symlink(it->path(), ec).filename().string();
-        if (!ec && is_hex(blob, 64))
+        if (!ec && is_hex_digest(blob, 64))
             f.sha256 = blob;
         else
             f.git_oid = blob;

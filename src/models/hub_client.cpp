@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "models/hf_cache.h"
+#include "models/hub_listing.h"
 
 namespace sf::models {
 
@@ -89,31 +90,8 @@ hub_status hub_client::classify(const http_result &r, const std::string &repo,
     return hub_status::FAILED;
 }
 
-// A repository path that stays inside the snapshot directory: relative, no ".." component.
-static bool safe_path(const std::string &p) {
-    if (p.empty() || p[0] == '/') return false;
-    size_t start = 0;
-    while (true) {
-        size_t slash     = p.find('/', start);
-        std::string part = p.substr(start, slash - start);
-        if (part.empty() || part == "." || part == "..") return false;
-        if (slash == std::string::npos) return true;
-        start = slash + 1;
-    }
-}
-
-// Link: <https://…?cursor=…>; rel="next"
-static std::string next_link(const http_result &r) {
-    auto it = r.headers.find("link");
-    if (it == r.headers.end()) return "";
-    const std::string &v = it->second;
-    auto rel             = v.find("rel=\"next\"");
-    if (rel == std::string::npos) return "";
-    auto open  = v.rfind('<', rel);
-    auto close = v.find('>', open);
-    if (open == std::string::npos || close == std::string::npos) return "";
-    return v.substr(open + 1, close - open - 1);
-}
+// The hub pages listings by 1,000 files (its `tree` API); 10,000 pages is 10 million files.
+constexpr int k_max_listing_pages = 10000;
 
 hub_status hub_client::snapshot(const std::string &repo, const std::string &rev, repo_snapshot &out,
                                 std::string &error) const {
@@ -133,27 +111,27 @@ hub_status hub_client::snapshot(const std::string &repo, const std::string &rev,
     }
 
     std::string url = base + "/tree/" + out.commit + "?recursive=true";
+    int pages       = 0;
     while (!url.empty()) {
         auto page = http_.get(url);
         if (auto s = classify(page, repo, rev, error); s != hub_status::OK) return s;
-        auto list = json::parse(page.body, nullptr, false);
-        if (!list.is_array()) {
+        if (!parse_tree_page(page.body, out.files)) {
             error = cfg_.endpoint + " sent an unreadable file listing for " + repo;
             return hub_status::FAILED;
         }
-        for (const auto &e : list) {
-            if (!e.is_object() || e.value("type", "") != "file") continue;
-            repo_file f;
-            f.path    = e.value("path", "");
-            f.size    = e.value("size", uint64_t{0});
-            f.git_oid = e.value("oid", "");
-            if (e.contains("lfs") && e["lfs"].is_object()) {
-                f.sha256 = e["lfs"].value("oid", "");
-                f.size   = e["lfs"].value("size", f.size);
-            }
-            if (safe_path(f.path)) out.files.push_back(std::move(f));
+        auto link = page.headers.find("link");
+        url       = link == page.headers.end() ? "" : next_page_link(link->second);
+        // The next page must be on the same endpoint (the token goes with every request), and
+        // a listing that never ends is refused rather than followed forever.
+        if (!url.empty() && url.rfind(cfg_.endpoint + "/", 0) != 0) {
+            error = cfg_.endpoint + " sent a next-page link to another host (" + url + ")";
+            return hub_status::FAILED;
         }
-        url = next_link(page);
+        if (++pages > k_max_listing_pages) {
+            error = cfg_.endpoint + " sent more than " + std::to_string(k_max_listing_pages) +
+                    " listing pages for " + repo;
+            return hub_status::FAILED;
+        }
     }
     return hub_status::OK;
 }

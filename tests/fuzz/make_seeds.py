@@ -8,14 +8,22 @@ requests/     every JSON request body quoted in the unit tests' raw strings (tes
 config/       `serve --config` files
 session_ids/  Last-Event-ID / ?after / starting_after values (fuzz_session_ids.cpp's format)
 chat_output/  model outputs in the test templates' formats (fuzz_chat_output.cpp's format)
+hub_listing/  hub `tree` listing pages and Link header values
+disk_entry/   prefix-cache disk entries (cache/disk_store.h's file format), whole and damaged
+journal/      small journal databases (the schema of src/journal/journal_store.cpp, 512-byte
+              pages so a file fits the fuzzer's input size), whole and damaged
 
 Usage: tests/fuzz/make_seeds.py [CASES_DIR]
 """
 import hashlib
 import json
+import os
 import pathlib
 import re
+import sqlite3
+import struct
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests/fuzz/seeds"
@@ -96,6 +104,56 @@ OUTPUTS = [
 ]
 
 
+def hub_listings():
+    sha, oid = "a" * 64, "b" * 40
+    page = [
+        {"type": "file", "path": "model-Q4_K_M.gguf", "size": 5, "oid": oid,
+         "lfs": {"oid": sha, "size": 400000000, "pointerSize": 135}},
+        {"type": "file", "path": "README.md", "size": 3, "oid": oid},
+        {"type": "directory", "path": "Q8_0", "size": 0, "oid": oid},
+        {"type": "file", "path": "Q8_0/model-00001-of-00002.gguf", "size": 9, "oid": oid,
+         "lfs": {"oid": sha, "size": 9}},
+    ]
+    return [json.dumps(page), json.dumps(page[:1]), "[]",
+            '<https://huggingface.co/api/models/a/b/tree/c?recursive=true&cursor=x>; rel="next"',
+            '<https://h/p>; rel="prev", <https://h/n>; rel="next"']
+
+
+def disk_entry(tokens, payload):
+    body = b"SFPC" + struct.pack("<IIQ", 1, len(tokens), len(payload))
+    body += struct.pack(f"<{len(tokens)}i", *tokens) + payload
+    return body + hashlib.sha256(body).digest()
+
+
+def disk_entries():
+    good = disk_entry([1, 2, 3, 4], bytes(range(64)))
+    return [good, good[:-1], good[:30], disk_entry([7], b""), good[:12] + b"\xff" * 8 + good[20:]]
+
+
+def journals():
+    sql = (ROOT / "src/journal/journal_store.cpp").read_text()
+    schema = re.search(r'R"sql\((.*?)\)sql"', sql, re.S).group(1)
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "j.db")
+        db = sqlite3.connect(path)
+        db.execute("PRAGMA page_size = 512")
+        db.executescript(schema)
+        db.execute("INSERT INTO sessions (id, api, model, class, seed, request, prompt_tokens,"
+                   " cached_tokens, created_ms) VALUES ('sess_1', 'openai.chat', 'm', 1, 7,"
+                   " x'0a0161', 5, 0, 1)")
+        for i in range(3):
+            db.execute("INSERT INTO tokens VALUES ('sess_1', ?, ?, ?, ?)", (i, 100 + i, b"ab", b"ab"))
+        db.commit()
+        db.close()
+        whole = pathlib.Path(path).read_bytes()
+    out += [whole, whole[: len(whole) // 2], whole[:100]]
+    damaged = bytearray(whole)
+    damaged[len(whole) - 300] ^= 0xFF  # a byte in the last pages
+    out.append(bytes(damaged))
+    return out
+
+
 def write(folder, items):
     d = OUT / folder
     d.mkdir(parents=True, exist_ok=True)
@@ -115,6 +173,9 @@ def main():
     # fuzz_chat_output: byte 0 picks the spec (13 of them: content only, then two per
     # template), byte 1 seeds the chunk sizes.
     write("chat_output", [bytes([spec, 7]) + out.encode() for spec in range(13) for out in OUTPUTS])
+    write("hub_listing", hub_listings())
+    write("disk_entry", disk_entries())
+    write("journal", journals())
 
 
 if __name__ == "__main__":

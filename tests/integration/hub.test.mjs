@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, existsSync, statSync, lstatSync, readlinkSync, mkdirSync, writeFileSync, symlinkSync, copyFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, model, startServer, until, runSuperfluid } from '../lib/server.mjs';
@@ -313,5 +314,43 @@ test('run with a hub model not pulled yet pulls it first (progress here), starts
     assert.equal(models.data[0].id, 'test/Tiny-GGUF:Q8_0');
   } finally {
     if (pid) try { process.kill(pid, 'SIGTERM'); } catch {}
+  }
+});
+
+test('a hostile listing: a digest or path that leaves the cache is skipped, a next page on another host is refused before the token goes there', async () => {
+  // Entries whose blob name (the LFS digest or git oid) or path would write outside the cache.
+  const repo = 'test/Hostile-GGUF';
+  hub.addRepo(repo, { 'Ok-Q8_0.gguf': q8 });
+  const outside = join(tmpdir(), `sf-hub-escape-${process.pid}`);
+  hub.hostileListing(repo, {
+    extra: [
+      { type: 'file', path: 'Evil-Q4_K_M.gguf', size: 5, oid: 'b'.repeat(40), lfs: { oid: `../../../../../../..${outside}`, size: 5 } },
+      { type: 'file', path: '../../Escape-Q4_K_M.gguf', size: 5, oid: 'c'.repeat(40) },
+      { type: 'file', path: 42, size: 'big', oid: 'd'.repeat(40) },
+    ],
+  });
+  const box = sandbox();
+  const evil = await pull(`${repo}:Q4_K_M`, box);
+  assert.notEqual(evil.code, 0, 'no such quantization among the safe files');
+  assert.ok(!existsSync(outside), 'nothing written outside the cache');
+  const ok = await pull(`${repo}:Q8_0`, box);
+  assert.equal(ok.code, 0, ok.stderr);
+
+  // A Link header that sends the next listing page (and the bearer token) to another host.
+  let stolen = 0;
+  const other = createServer((req, res) => {
+    stolen++;
+    res.end('[]');
+  });
+  await new Promise((r) => other.listen(0, '127.0.0.1', r));
+  try {
+    hub.hostileListing(repo, { link: `<http://127.0.0.1:${other.address().port}/api/models/${repo}/tree/x?cursor=2>; rel="next"` });
+    const r = await pull(`${repo}:Q8_0`, sandbox());
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr + r.stdout, /next-page link to another host/);
+    assert.equal(stolen, 0, 'the other host got no request');
+  } finally {
+    hub.hostileListing(repo, null);
+    await new Promise((r) => other.close(r));
   }
 });

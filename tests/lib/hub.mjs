@@ -19,6 +19,7 @@ export async function startHub() {
   const requests = []; // { method, url, range, authorization }
   const behaviours = new Map(); // path → { killAfter, stallAfter, corrupt, throttle, times }
   const sockets = new Set();
+  const listings = new Map(); // "org/repo" → { extra: [listing entries], link: Link header value }
 
   function findFiles(repo, rev) {
     const r = repos.get(repo);
@@ -96,11 +97,12 @@ export async function startHub() {
     if (m) {
       const r = findFiles(m[1], m[2]);
       if (r.error) return fail(res, r.error);
-      res.writeHead(200, { 'content-type': 'application/json' });
+      const odd = listings.get(m[1]) || {};
+      res.writeHead(200, { 'content-type': 'application/json', ...(odd.link ? { link: odd.link } : {}) });
       return res.end(JSON.stringify([...r.files.values()].map((f) => ({
         type: 'file', oid: f.gitOid, size: f.bytes.length, path: f.path,
         ...(f.lfs ? { lfs: { oid: f.sha256, size: f.bytes.length, pointerSize: 134 } } : {}),
-      }))));
+      })).concat(odd.extra || [])));
     }
     m = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(path);
     if (m) {
@@ -137,6 +139,14 @@ export async function startHub() {
       r.commits.set(commit, map);
       repos.set(repo, r);
       return commit;
+    },
+    /**
+     * A hostile listing for `repo`: `extra` entries appended to its tree listing as they are,
+     * and `link` sent as the listing's Link header (null: back to normal).
+     */
+    hostileListing(repo, odd) {
+      if (odd) listings.set(repo, odd);
+      else listings.delete(repo);
     },
     /** Misbehaviour for one file path: { killAfter, stallAfter, corrupt, throttle, times }. */
     behave(path, b) {

@@ -83,6 +83,29 @@ TEST_F(DiskStore, CorruptEntryIsDiscardedAtStartNeverLoaded) {
     EXPECT_TRUE(fs::is_empty(dir / "m"));         // and from disk
 }
 
+// A header whose payload size wraps the size sum around 2^64 so that it "matches" a file too
+// short for its digest (before the fix: SIGBUS reading past the mapping): discarded at
+// the start, never mapped with a payload running past the file's end.
+TEST_F(DiskStore, AHeaderWhosePayloadSizeWrapsAroundIsCorrupt) {
+    const auto t           = toks(1, 5);
+    const uint32_t version = 1, n = 1;
+    const uint64_t file_bytes = 20 + 4 + 4;  // header, token, 4 of the digest's 32 bytes
+    const uint64_t payload    = file_bytes - (20 + 4 + 32);  // wraps: 2^64 - 28
+    std::string f             = "SFPC";
+    f.append(reinterpret_cast<const char *>(&version), 4);
+    f.append(reinterpret_cast<const char *>(&n), 4);
+    f.append(reinterpret_cast<const char *>(&payload), 8);
+    f.append(reinterpret_cast<const char *>(t.data()), 4);
+    f.append(4, 'x');
+    fs::create_directories(dir / "m");
+    std::ofstream(dir / "m" / sf::cache::entry_file_name(t), std::ios::binary) << f;
+    disk_store d(dir.string(), "m", 1 << 20);
+    d.flush();
+    EXPECT_EQ(d.stats().corrupt, 1u);
+    EXPECT_EQ(d.find(toks(2, 5), 2).whole, 0);
+    EXPECT_TRUE(fs::is_empty(dir / "m"));
+}
+
 TEST_F(DiskStore, EntryCorruptedAfterTheStartIsDiscardedWhenLoaded) {
     {
         disk_store d(dir.string(), "m", 1 << 20);

@@ -1,6 +1,7 @@
 // Model names and quantization choice (models/model_ref.h, models/quant_selector.h).
 #include <gtest/gtest.h>
 
+#include "models/hub_listing.h"
 #include "models/model_ref.h"
 #include "models/quant_selector.h"
 
@@ -67,4 +68,53 @@ TEST(QuantSelector, NoGgufNamesTheSafetensorsCase) {
     std::string err;
     EXPECT_FALSE(select_quant(files({"config.json", "model.safetensors"}), "", "mlx/x", g, err));
     EXPECT_NE(err.find("mlx/x has no GGUF file (it holds safetensors weights"), std::string::npos);
+}
+
+// A listing page is bytes from a remote server: what it keeps must be safe to use as file names
+// (the blob is named by its digest, the link by its path), and nothing in it may throw.
+TEST(HubListing, KeepsOnlyFilesWithSafePathsAndHexDigests) {
+    const std::string sha(64, 'a'), oid(40, 'b');
+    const std::string body = R"([
+      {"type":"file","path":"m.gguf","size":5,"oid":")" +
+                             oid + R"(","lfs":{"oid":")" + sha +
+                             R"(","size":7}},
+      {"type":"file","path":"README.md","size":3,"oid":")" +
+                             oid + R"("},
+      {"type":"file","path":"x.gguf","oid":")" +
+                             oid + R"(","lfs":{"oid":"../../../../tmp/owned"}},
+      {"type":"file","path":"y.md","oid":"../z"},
+      {"type":"file","path":"../escape.gguf","oid":")" +
+                             oid + R"("},
+      {"type":"file","path":7,"size":"big","oid":")" +
+                             oid + R"("},
+      {"type":"directory","path":"sub"},
+      {"type":["file"]}, 3, null
+    ])";
+    std::vector<sf::models::repo_file> files;
+    ASSERT_TRUE(sf::models::parse_tree_page(body, files));
+    ASSERT_EQ(files.size(), 2u);
+    EXPECT_EQ(files[0].path, "m.gguf");
+    EXPECT_EQ(files[0].size, 7u);  // the LFS object's size
+    EXPECT_EQ(files[0].etag(), sha);
+    EXPECT_EQ(files[1].path, "README.md");
+    EXPECT_EQ(files[1].etag(), oid);
+}
+
+TEST(HubListing, ANonArrayIsUnreadableAndNeverThrows) {
+    std::vector<sf::models::repo_file> files;
+    EXPECT_FALSE(sf::models::parse_tree_page("{\"type\":\"file\"}", files));
+    EXPECT_FALSE(sf::models::parse_tree_page("[{", files));
+    EXPECT_FALSE(sf::models::parse_tree_page("", files));
+    EXPECT_TRUE(files.empty());
+}
+
+TEST(HubListing, NextPageLinkReadsRelNextOnly) {
+    using sf::models::next_page_link;
+    EXPECT_EQ(next_page_link(R"(<https://h/api/x?cursor=2>; rel="next")"),
+              "https://h/api/x?cursor=2");
+    EXPECT_EQ(next_page_link(R"(<https://h/p>; rel="prev", <https://h/n>; rel="next")"),
+              "https://h/n");
+    EXPECT_EQ(next_page_link(R"(<https://h/p>; rel="prev")"), "");
+    EXPECT_EQ(next_page_link(R"(rel="next")"), "");
+    EXPECT_EQ(next_page_link(R"(<https://h/p; rel="next")"), "");
 }
