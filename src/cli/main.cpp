@@ -61,6 +61,12 @@ int main(int argc, char **argv) {
                      "Retry-After")
         ->capture_default_str()
         ->check(CLI::Range(4, 4096));
+    serve
+        ->add_option("--header-timeout", so.header_timeout_s,
+                     "Seconds a request line and its headers may take to arrive; a slower "
+                     "client gets 408 and is closed (nginx's client_header_timeout)")
+        ->capture_default_str()
+        ->check(CLI::Range(1.0, 3600.0));
     serve->add_option("--api-key", so.api_keys,
                       "Require this key of every API request (Authorization: Bearer KEY or "
                       "x-api-key); repeat for several");

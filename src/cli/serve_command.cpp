@@ -185,10 +185,11 @@ int run_serve(const serve_options &in) {
         SF_LOG_INFO("serve", "resuming %zu unfinished sessions from the journal", n);
 
     http_options ho;
-    ho.host     = opts.host;
-    ho.port     = opts.port;
-    ho.threads  = opts.http_threads;
-    ho.api_keys = opts.api_keys;
+    ho.host             = opts.host;
+    ho.port             = opts.port;
+    ho.threads          = opts.http_threads;
+    ho.header_timeout_s = opts.header_timeout_s;
+    ho.api_keys         = opts.api_keys;
     if (!is_loopback_host(opts.host) && opts.api_keys.empty())
         SF_LOG_WARN("serve",
                     "listening on %s, beyond this machine, with no --api-key: anyone who can "

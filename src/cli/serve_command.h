@@ -10,16 +10,17 @@ namespace sf {
 
 struct serve_options {
     std::string model;  // a .gguf path or org/repo[:TAG][@rev]; empty = the default model
-    std::string host      = "127.0.0.1";
-    int port              = 8453;
-    int ctx_size          = 8192;  // tokens per sequence
-    int parallel          = 8;     // concurrent sequences
-    int batch_size        = 512;   // tokens per tick
-    int prefill_chunk     = 512;   // prompt tokens per sequence per tick
-    int tick_ms           = 30;    // target tick duration with prefill, ms (0: fixed budget)
-    int threads           = 0;     // 0 = all CPUs
-    int http_threads      = 256;   // connections served at once (http/connection_gate.h)
-    size_t max_body_bytes = 32u << 20;
+    std::string host        = "127.0.0.1";
+    int port                = 8453;
+    int ctx_size            = 8192;  // tokens per sequence
+    int parallel            = 8;     // concurrent sequences
+    int batch_size          = 512;   // tokens per tick
+    int prefill_chunk       = 512;   // prompt tokens per sequence per tick
+    int tick_ms             = 30;    // target tick duration with prefill, ms (0: fixed budget)
+    int threads             = 0;     // 0 = all CPUs
+    int http_threads        = 256;   // connections served at once (http/connection_gate.h)
+    double header_timeout_s = 30;  // request line + headers must arrive within (header_deadline.h)
+    size_t max_body_bytes   = 32u << 20;
     std::string state_dir;              // empty = XDG state dir
     std::string config_file;            // JSON: default_priority, priority_rules (api/priority.h)
     std::vector<std::string> api_keys;  // --api-key: required of every API request when set

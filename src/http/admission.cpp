@@ -6,6 +6,7 @@
 
 #include "api/anthropic_response.h"
 #include "api/ollama_response.h"
+#include "http/header_deadline.h"
 
 namespace sf {
 
@@ -42,30 +43,47 @@ bool open_route(const httplib::Request &req) {
 }  // namespace
 
 void install_admission(httplib::Server &svr, std::vector<std::string> api_keys,
-                       std::shared_ptr<connection_stats> stats) {
-    svr.set_pre_routing_handler(
-        [keys = std::move(api_keys), stats](const httplib::Request &req, httplib::Response &res) {
-            using R = httplib::Server::HandlerResponse;
-            if (connection_gate::overflowing()) {
-                ++stats->refused;
-                res.set_header("Retry-After", "1");
-                api_error e{503, "server_error",
-                            "too many open connections to this server; retry shortly", "",
-                            "too_many_connections"};
-                send_api_error(req, res, e);
-                return R::Handled;  // an error status closes the connection (httplib)
-            }
-            if (!keys.empty() && !open_route(req) &&
-                std::find(keys.begin(), keys.end(), key_of(req)) == keys.end()) {
-                api_error e{401, "authentication_error",
-                            "a valid API key is required (Authorization: Bearer KEY or x-api-key)",
-                            "", "invalid_api_key"};
-                res.set_header("WWW-Authenticate", "Bearer");
-                send_api_error(req, res, e);
-                return R::Handled;
-            }
-            return R::Unhandled;
+                       std::shared_ptr<connection_stats> stats,
+                       std::shared_ptr<header_deadline> deadline) {
+    if (deadline)
+        svr.set_logger([deadline](const httplib::Request &, const httplib::Response &) {
+            deadline->arm();  // the response is out: the next request's headers are awaited
         });
+    svr.set_pre_routing_handler([keys = std::move(api_keys), stats, deadline](
+                                    const httplib::Request &req, httplib::Response &res) {
+        using R = httplib::Server::HandlerResponse;
+        if (deadline) {
+            // The headers are in; a body still to come gets its own allowance.
+            const size_t length = req.get_header_value_u64("Content-Length");
+            const bool body =
+                req.method != "GET" && req.method != "HEAD" &&
+                (length > 0 ||
+                 req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos);
+            if (body)
+                header_deadline::body_expected(length);
+            else
+                deadline->disarm();
+        }
+        if (connection_gate::overflowing()) {
+            ++stats->refused;
+            res.set_header("Retry-After", "1");
+            api_error e{503, "server_error",
+                        "too many open connections to this server; retry shortly", "",
+                        "too_many_connections"};
+            send_api_error(req, res, e);
+            return R::Handled;  // an error status closes the connection (httplib)
+        }
+        if (!keys.empty() && !open_route(req) &&
+            std::find(keys.begin(), keys.end(), key_of(req)) == keys.end()) {
+            api_error e{401, "authentication_error",
+                        "a valid API key is required (Authorization: Bearer KEY or x-api-key)", "",
+                        "invalid_api_key"};
+            res.set_header("WWW-Authenticate", "Bearer");
+            send_api_error(req, res, e);
+            return R::Handled;
+        }
+        return R::Unhandled;
+    });
 }
 
 std::string connection_metrics_text(const connection_stats &s) {
@@ -74,7 +92,10 @@ std::string connection_metrics_text(const connection_stats &s) {
                "\n# TYPE superfluid:" + name + " " + type + "\nsuperfluid:" + name + " " +
                std::to_string(v) + "\n";
     };
-    return line("http_connections_open", "gauge", "connections being served", s.open.load()) +
+    return line("http_header_timeouts_total", "counter",
+                "connections answered 408 because the request headers came too slowly",
+                s.header_timeouts.load()) +
+           line("http_connections_open", "gauge", "connections being served", s.open.load()) +
            line("http_connections_accepted_total", "counter", "connections served",
                 s.accepted.load()) +
            line("http_connections_refused_total", "counter",

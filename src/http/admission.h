@@ -29,10 +29,12 @@ void send_api_error(const httplib::Request &req, httplib::Response &res, const a
 /**
  * Installs the pre-routing checks. `api_keys` empty: no key is asked for. Otherwise every
  * route but GET /health, the /ui page and CORS preflights needs `Authorization: Bearer KEY` or
- * `x-api-key: KEY` with one of them.
+ * `x-api-key: KEY` with one of them. `deadline` (may be null): the headers are in once
+ * pre-routing runs (disarm), and the next request is awaited once a response is logged (arm).
  */
 void install_admission(httplib::Server &svr, std::vector<std::string> api_keys,
-                       std::shared_ptr<connection_stats> stats);
+                       std::shared_ptr<connection_stats> stats,
+                       std::shared_ptr<header_deadline> deadline);
 
 /** The gate's counters in Prometheus text (superfluid:http_connections_*). */
 std::string connection_metrics_text(const connection_stats &s);

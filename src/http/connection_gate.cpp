@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "http/header_deadline.h"
+
 namespace sf {
 
 namespace {
@@ -9,33 +11,43 @@ thread_local bool t_overflowing = false;
 }
 
 connection_gate::connection_gate(size_t max_connections, std::shared_ptr<connection_stats> stats,
-                                 size_t base_threads, size_t overflow_threads,
-                                 size_t overflow_queue)
+                                 std::shared_ptr<header_deadline> deadline, size_t base_threads,
+                                 size_t overflow_threads, size_t overflow_queue)
     : max_(std::max<size_t>(1, max_connections)),
       stats_(std::move(stats)),
+      deadline_(std::move(deadline)),
       served_(std::min(base_threads, max_), max_),
       overflow_(overflow_threads, overflow_threads, overflow_queue) {}
 
 bool connection_gate::enqueue(std::function<void()> fn) {
+    // Every accepted connection is tracked, the overflow's too (a slow client must not hold an
+    // overflow thread either, and an untracked socket would confuse the next on_accept()).
+    auto dl                    = deadline_;
+    const tracked_connection c = dl ? dl->on_accept() : tracked_connection{};
+    auto stats                 = stats_;
     if (stats_->open.fetch_add(1) < max_) {
         ++stats_->accepted;
-        auto stats = stats_;
-        if (served_.enqueue([fn = std::move(fn), stats] {
+        if (served_.enqueue([fn = std::move(fn), stats, dl, c] {
+                if (dl) dl->begin(c);
                 fn();
+                if (dl) dl->end();
                 --stats->open;
             }))
             return true;
+        if (dl) dl->forget(c);
         --stats_->open;
         return false;
     }
     --stats_->open;
-    auto stats = stats_;
-    if (overflow_.enqueue([fn = std::move(fn), stats] {
+    if (overflow_.enqueue([fn = std::move(fn), dl, c] {
+            if (dl) dl->begin(c);
             t_overflowing = true;
             fn();
             t_overflowing = false;
+            if (dl) dl->end();
         }))
         return true;
+    if (dl) dl->forget(c);
     ++stats_->dropped;
     return false;  // httplib closes the socket
 }

@@ -23,7 +23,10 @@ struct connection_stats {
     std::atomic<uint64_t> accepted{0};  // connections served since start
     std::atomic<uint64_t> refused{0};   // answered 503 (over the limit)
     std::atomic<uint64_t> dropped{0};   // closed unanswered (the overflow queue was full too)
+    std::atomic<uint64_t> header_timeouts{0};  // answered 408: headers too slow (header_deadline)
 };
+
+class header_deadline;
 
 /** A cpp-httplib task queue with a connection limit (see the file comment). */
 class connection_gate final : public httplib::TaskQueue {
@@ -31,10 +34,11 @@ class connection_gate final : public httplib::TaskQueue {
     /**
      * `max_connections` (>= 1) served at once, `base_threads` of them kept warm; the overflow
      * answers with `overflow_threads` threads and queues at most `overflow_queue` connections.
+     * `deadline` (may be null) tracks each served connection (header_deadline.h).
      */
     connection_gate(size_t max_connections, std::shared_ptr<connection_stats> stats,
-                    size_t base_threads = 8, size_t overflow_threads = 2,
-                    size_t overflow_queue = 64);
+                    std::shared_ptr<header_deadline> deadline = nullptr, size_t base_threads = 8,
+                    size_t overflow_threads = 2, size_t overflow_queue = 64);
 
     bool enqueue(std::function<void()> fn) override;
     void shutdown() override;
@@ -45,6 +49,7 @@ class connection_gate final : public httplib::TaskQueue {
   private:
     size_t max_;
     std::shared_ptr<connection_stats> stats_;
+    std::shared_ptr<header_deadline> deadline_;
     httplib::ThreadPool served_;
     httplib::ThreadPool overflow_;
 };

@@ -11,6 +11,7 @@
 #include "http/admission.h"
 #include "http/anthropic_routes.h"
 #include "http/embed_routes.h"
+#include "http/header_deadline.h"
 #include "http/ollama_model_routes.h"
 #include "http/ollama_routes.h"
 #include "http/openai_routes.h"
@@ -53,8 +54,17 @@ void http_server::register_routes() {
     auto &svr          = *svr_;
     const size_t limit = static_cast<size_t>(std::max(1, opts_.threads));
     auto stats         = conn_stats_;
-    svr.new_task_queue = [limit, stats] { return new connection_gate(limit, stats); };
-    install_admission(svr, opts_.api_keys, conn_stats_);
+    // Idle keep-alive connections close (silently) before the header deadline could send them
+    // a 408 that no request asked for.
+    const auto header_ms =
+        std::chrono::milliseconds(static_cast<int64_t>(opts_.header_timeout_s * 1000));
+    deadline_ = std::make_shared<header_deadline>(opts_.port, header_ms, conn_stats_);
+    svr.set_keep_alive_timeout(std::clamp<time_t>(header_ms.count() / 2000, 1, 5));
+    auto deadline      = deadline_;
+    svr.new_task_queue = [limit, stats, deadline] {
+        return new connection_gate(limit, stats, deadline);
+    };
+    install_admission(svr, opts_.api_keys, conn_stats_, deadline_);
     svr.set_payload_max_length(opts_.max_body_bytes);
     // Reading a request (headers and body) must not take long: a slow or stalled client holds
     // an HTTP thread. Generation time is not bounded by this (it is not reading).

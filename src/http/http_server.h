@@ -18,11 +18,12 @@ class Server;
 namespace sf {
 
 struct http_options {
-    std::string host      = "127.0.0.1";
-    int port              = 8453;
-    size_t max_body_bytes = 32u << 20;  // larger bodies get 413
-    int threads           = 256;  // connections served at once; beyond: 503 (connection_gate.h)
-    std::string model_id;         // the id /v1/models lists
+    std::string host        = "127.0.0.1";
+    int port                = 8453;
+    size_t max_body_bytes   = 32u << 20;  // larger bodies get 413
+    int threads             = 256;  // connections served at once; beyond: 503 (connection_gate.h)
+    double header_timeout_s = 30;   // request line + headers must arrive within (header_deadline.h)
+    std::string model_id;           // the id /v1/models lists
     std::string model_path;
     std::string state_dir;     // the model store's index (/api/pull, /api/delete)
     priority_config priority;  // how requests get their class (api/priority.h)
@@ -49,6 +50,7 @@ class http_server {
     http_options opts_;
     std::unique_ptr<httplib::Server> svr_;
     std::shared_ptr<connection_stats> conn_stats_ = std::make_shared<connection_stats>();
+    std::shared_ptr<header_deadline> deadline_;
 };
 
 }  // namespace sf

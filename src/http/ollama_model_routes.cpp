@@ -10,6 +10,7 @@
 
 #include "api/json_fields.h"
 #include "api/ollama_response.h"
+#include "http/header_deadline.h"
 #include "http/model_names.h"
 #include "http/status_view.h"
 #include "http/store_routes.h"
@@ -165,6 +166,7 @@ void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx
     });
 
     svr.Post("/api/show", [rc, path](const httplib::Request &req, httplib::Response &res) {
+        header_deadline::body_read();  // httplib read the body before this handler
         json j;
         api_error err;
         if (!fields::parse_object(req.body, j, err)) return send_error(res, 400, err.message);

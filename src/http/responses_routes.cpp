@@ -6,6 +6,7 @@
 
 #include "api/responses_request.h"
 #include "api/responses_response.h"
+#include "http/header_deadline.h"
 #include "http/model_names.h"
 #include "http/responses_stream.h"
 #include "http/route_util.h"
@@ -188,6 +189,7 @@ void register_responses_routes(httplib::Server &svr, openai_route_context ctx) {
             });
     svr.Post(R"(/v1/responses/([A-Za-z0-9_\-]+)/cancel)",
              [rc](const httplib::Request &req, httplib::Response &res) {
+                 header_deadline::body_read();
                  handle_cancel(req, res, *rc);
              });
 }

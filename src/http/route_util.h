@@ -9,6 +9,7 @@
 
 #include "api/api_error.h"
 #include "api/priority.h"
+#include "http/header_deadline.h"
 #include "session/session_manager.h"
 
 namespace httplib {
@@ -35,6 +36,7 @@ bool read_body(const Reader &reader, size_t max_bytes, std::string &body) {
         body.append(data, len);
         return true;
     });
+    header_deadline::body_read();  // the body is in: what follows is the handler's own time
     return !too_large;
 }
 
@@ -51,8 +53,8 @@ api_error from_start_error(const start_error &se);
 /**
  * Resolves the request's priority class (api/priority.h: body, headers, key, rules) into
  * `greq.cls` and echoes it in X-Superfluid-Priority; copies the User-Agent into
- * `greq.user_agent` and the client's identity (api/priority.h) into `greq.client`, and logs the request (method, path, class, model, User-Agent). False
- * with `err` for a bad header value.
+ * `greq.user_agent` and the client's identity (api/priority.h) into `greq.client`, and logs the
+ * request (method, path, class, model, User-Agent). False with `err` for a bad header value.
  */
 bool apply_priority(const httplib::Request &req, const priority_config &cfg, generate_request &greq,
                     httplib::Response &res, api_error &err);

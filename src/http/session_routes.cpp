@@ -4,6 +4,7 @@
 
 #include "api/api_error.h"
 #include "api/session_state.h"
+#include "http/header_deadline.h"
 #include "http/openai_routes.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"
@@ -63,6 +64,7 @@ void register_session_routes(httplib::Server &svr, session_manager &sessions) {
             });
     svr.Post(R"(/v1/sessions/([A-Za-z0-9_\-]+)/cancel)",
              [&sessions](const httplib::Request &req, httplib::Response &res) {
+                 header_deadline::body_read();
                  bool interrupted = false;
                  auto s           = find_or_404(sessions, req, res, interrupted);
                  if (!s) return;

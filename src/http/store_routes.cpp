@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "http/header_deadline.h"
 #include "models/model_store.h"
 #include "util/log.h"
 
@@ -112,6 +113,7 @@ void register_store_routes(httplib::Server &svr, const std::string &state_dir) {
     auto st      = std::make_shared<models::model_store>(so);
 
     svr.Post("/api/pull", [st](const httplib::Request &req, httplib::Response &res) {
+        header_deadline::body_read();  // httplib read the body before this handler
         json body;
         std::string model;
         if (!read_model(req, res, body, model)) return;
@@ -150,6 +152,7 @@ void register_store_routes(httplib::Server &svr, const std::string &state_dir) {
     });
 
     svr.Delete("/api/delete", [st](const httplib::Request &req, httplib::Response &res) {
+        header_deadline::body_read();  // httplib read the body before this handler
         json body;
         std::string model;
         if (!read_model(req, res, body, model)) return;

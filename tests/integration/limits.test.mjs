@@ -131,3 +131,58 @@ test('oversized headers get a clear 400 in OpenAI\'s shape; a long unknown path 
     await server.stop();
   }
 });
+
+test('clients that send their headers or their body one byte a second get 408 and are closed at --header-timeout, freeing their threads; a keep-alive client is unaffected', async () => {
+  // --http-threads 4: four slow clients would hold every connection slot without the deadline.
+  const server = await startServer(['--http-threads', '4', '--header-timeout', '3']);
+  try {
+    const head = 'POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n';
+    // Slow headers: the request line and headers a byte a second. Slow body: the headers at
+    // once (Content-Length 100: an allowance of the timeout plus ~2 ms), then the body so.
+    const slowBody = `${head}Content-Length: 100\r\n\r\n`;
+    const slow = (prefix = '', text = head) =>
+      new Promise((resolve) => {
+        const s = net.connect(server.port, '127.0.0.1');
+        const t0 = Date.now();
+        let data = '';
+        let i = 0;
+        // The first byte at once (a connection that sends nothing is closed by keep-alive).
+        s.write(prefix + text[i++]);
+        const timer = setInterval(() => i < text.length && s.write(text[i++]), 1000);
+        s.on('data', (d) => (data += d));
+        s.on('error', () => {});
+        s.on('close', () => {
+          clearInterval(timer);
+          resolve({ data, ms: Date.now() - t0, sent: i });
+        });
+      });
+    const slows = await Promise.all([slow(), slow(), slow(slowBody, chat), slow(slowBody, chat)]);
+    for (const r of slows) {
+      assert.ok(r.sent < 20, `closed after ${r.sent} slow bytes; server:\n${server.log().split('\n').filter((l) => / http: /.test(l)).slice(-10).join('\n')}`);
+      assert.ok(r.ms >= 2500 && r.ms < 15000, `closed after ${r.ms} ms: ${r.data}`);
+      assert.match(r.data, /^HTTP\/1\.1 408 /);
+      const body = JSON.parse(r.data.split('\r\n\r\n')[1]);
+      assert.equal(body.error.code, 'request_timeout');
+    }
+    // Their threads are free: a request is served, not refused for want of a connection slot
+    // (a thread counts as free once httplib has closed its socket, just after the client saw
+    // the close: a client that honours Retry-After gets in).
+    let ok;
+    await until(async () => {
+      ok = await rawRequest(server.port, 'POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n', chat);
+      return ok.status !== 503;
+    }, 5000, 100);
+    assert.equal(ok.status, 200, ok.body);
+    // A keep-alive client that waits between requests is closed quietly by keep-alive, never
+    // answered a 408 it did not ask for; its next request on a new connection works.
+    const r1 = await fetch(`${server.url}/health`);
+    assert.equal(r1.status, 200);
+    await new Promise((r) => setTimeout(r, 4000));
+    const r2 = await fetch(`${server.url}/health`);
+    assert.equal(r2.status, 200);
+    const m = await (await fetch(`${server.url}/metrics`)).text();
+    assert.match(m, /superfluid:http_header_timeouts_total 4\b/);
+  } finally {
+    await server.stop();
+  }
+});

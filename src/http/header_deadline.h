@@ -1,0 +1,94 @@
+// A deadline for reading a request's line, headers and body (slowloris): cpp-httplib gives each
+// read call a timeout but no bound on the whole, so a client that sends one byte a second holds an
+// HTTP thread forever. The deadline is armed when a connection starts and after each response
+// (the next keep-alive request), disarmed by the pre-routing handler (the headers are in) or,
+// for a request with a body, re-armed there and disarmed once the body is read; a
+// reaper thread answers a connection past its deadline with 408 (JSON error in OpenAI's shape)
+// and shuts the socket down, so httplib's blocked read returns and the thread is freed.
+//
+// httplib does not hand the accepted socket to its task queue, so on_accept() (the accept
+// thread, just before the connection is queued) finds it: the connected TCP socket on the
+// server's port whose inode no tracked connection has. Cost: one scan of /proc/self/fd per
+// accepted connection (about a microsecond per open descriptor).
+//
+// Threads: on_accept() on httplib's accept thread; begin()/end() and arm()/disarm() on the
+// connection's thread (the current connection is thread-local); the reaper on its own thread.
+// All state behind one mutex; the reaper writes and shuts down under it, so a disarm racing it
+// either wins (nothing is sent) or finds the socket already shut.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "http/connection_gate.h"
+
+namespace sf {
+
+/** One tracked connection: its descriptor and the socket's inode (descriptors are reused). */
+struct tracked_connection {
+    int fd      = -1;
+    ino_t inode = 0;
+};
+
+class header_deadline {
+  public:
+    /**
+     * `port`: the HTTP server's port (sockets on other ports are never touched); `timeout`:
+     * how long a request line and its headers may take to arrive (> 0); `stats`: where the
+     * 408s are counted (header_timeouts).
+     */
+    header_deadline(int port, std::chrono::milliseconds timeout,
+                    std::shared_ptr<connection_stats> stats);
+    ~header_deadline();
+    header_deadline(const header_deadline &)            = delete;
+    header_deadline &operator=(const header_deadline &) = delete;
+
+    /** Accept thread: the connection just accepted (fd -1 when it cannot be told). */
+    tracked_connection on_accept();
+    /** Connection thread: this thread now serves `c`; its first request's deadline starts. */
+    void begin(tracked_connection c);
+    /** Connection thread: the connection is closed (its descriptor may be reused). */
+    void end();
+    /** Stops tracking `c` (a connection that was never served: the queue refused it). */
+    void forget(const tracked_connection &c);
+    /** Connection thread: a new request is awaited now (after a response). */
+    void arm();
+    /** Connection thread: the request's headers are in (and it has no body). */
+    void disarm();
+
+    /**
+     * Connection thread, the headers are in: a body of `content_length` bytes (0: chunked,
+     * unknown) is still to come, within the header timeout plus one second per 64 KiB.
+     */
+    static void body_expected(size_t content_length);
+    /** Connection thread: the body has been read (route_util's read_body, or a handler). */
+    static void body_read();
+
+  private:
+    struct state {
+        tracked_connection c;
+        bool armed = false;
+        std::chrono::steady_clock::time_point deadline;
+    };
+    void arm_for(std::chrono::milliseconds allowance);
+    void reap_loop();
+    void expire(const tracked_connection &c);
+
+    const int port_;
+    const std::chrono::milliseconds timeout_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool stop_ = false;
+    std::map<int, state> live_;  // by descriptor
+    std::shared_ptr<connection_stats> stats_;
+    std::thread reaper_;
+};
+
+}  // namespace sf
