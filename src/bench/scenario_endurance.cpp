@@ -124,6 +124,8 @@ scenario_result run_endurance(scenario_context &ctx) {
         return r;
     }
     const int agents = std::max(1, o.agents);
+    if (!o.endurance_kill.empty() && o.endurance_interrupt_at == 0)
+        r.notes.push_back("--kill is done at the interruption: with --interrupt-at 0, no kill");
     std::vector<trajectory_record> all(static_cast<size_t>(agents));
     std::vector<std::thread> threads;
     ctx.prog.say(std::to_string(agents) + " trajectories of " + std::to_string(o.endurance_turns) +
