@@ -13,104 +13,95 @@ namespace {
 
 using nlohmann::json;
 
-// Feeds `s` in two parts split mid-line, as the network does.
-void feed_split(stream_feeder &f, const std::string &s) {
+// Reads `s` with a `Reader`, fed in two parts split mid-line, as the network does.
+template <class Reader>
+stream_result read(const std::string &s) {
+    stream_result r;
+    Reader rd(r);
     const size_t half = s.size() / 2;
-    f.feed(s.data(), half, 0.5);
-    f.feed(s.data() + half, s.size() - half, 0.75);
+    rd.feed(s.data(), half, 0.5);
+    rd.feed(s.data() + half, s.size() - half, 0.75);
+    return r;
+}
+
+// The usage figures and finish reason of a finished stream.
+void expect_end(const stream_result &r, int prompt, int cached, int completion,
+                const std::string &finish) {
+    EXPECT_TRUE(r.done);
+    EXPECT_EQ(r.prompt_tokens, prompt);
+    EXPECT_EQ(r.cached_tokens, cached);
+    EXPECT_EQ(r.completion_tokens, completion);
+    EXPECT_EQ(r.finish_reason, finish);
 }
 
 TEST(BenchApiStreams, AnthropicToolUseAndCacheUsage) {
-    stream_result r;
-    anthropic_reader rd(r);
-    feed_split(rd,
-               "event: message_start\n"
-               "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,"
-               "\"cache_read_input_tokens\":250,\"output_tokens\":0}}}\n\n"
-               "event: content_block_start\n"
-               "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":"
-               "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"search\",\"input\":{}}}\n\n"
-               "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
-               "{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"q\"}}\n\n"
-               "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
-               "{\"type\":\"input_json_delta\",\"partial_json\":\"\\\":1}\"}}\n\n"
-               "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},"
-               "\"usage\":{\"output_tokens\":7}}\n\n"
-               "data: {\"type\":\"message_stop\"}\n\n");
-    EXPECT_TRUE(r.done);
+    const stream_result r = read<anthropic_reader>(
+        "event: message_start\n"
+        "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,"
+        "\"cache_read_input_tokens\":250,\"output_tokens\":0}}}\n\n"
+        "event: content_block_start\n"
+        "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":"
+        "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"search\",\"input\":{}}}\n\n"
+        "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+        "{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"q\"}}\n\n"
+        "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+        "{\"type\":\"input_json_delta\",\"partial_json\":\"\\\":1}\"}}\n\n"
+        "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},"
+        "\"usage\":{\"output_tokens\":7}}\n\n"
+        "data: {\"type\":\"message_stop\"}\n\n");
+    expect_end(r, 251, 250, 7, "tool_calls");
     EXPECT_EQ(r.tool_calls, 1);
     EXPECT_EQ(r.tool_name, "search");
     EXPECT_EQ(r.tool_call_id, "toolu_1");
     EXPECT_EQ(r.tool_arguments, "{\"q\":1}");
     EXPECT_EQ(r.pieces.size(), 3u);  // the name, then two argument pieces
-    EXPECT_EQ(r.prompt_tokens, 251);
-    EXPECT_EQ(r.cached_tokens, 250);
-    EXPECT_EQ(r.completion_tokens, 7);
-    EXPECT_EQ(r.finish_reason, "tool_calls");
 }
 
 TEST(BenchApiStreams, AnthropicErrorEventCuts) {
-    stream_result r;
-    anthropic_reader rd(r);
-    feed_split(rd,
-               "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\","
-               "\"message\":\"worker died\"}}\n\n");
+    const stream_result r = read<anthropic_reader>(
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\","
+        "\"message\":\"worker died\"}}\n\n");
     EXPECT_TRUE(r.cut);
     EXPECT_EQ(r.error, "worker died");
     EXPECT_FALSE(r.done);
 }
 
 TEST(BenchApiStreams, ResponsesFunctionCallAndUsage) {
-    stream_result r;
-    responses_reader rd(r);
-    feed_split(rd,
-               "data: {\"type\":\"response.output_item.added\",\"item\":{\"type\":"
-               "\"function_call\",\"id\":\"fc_1\",\"call_id\":\"call_1\",\"name\":\"read_file\"}}"
-               "\n\n"
-               "data: {\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_1\","
-               "\"delta\":\"{}\"}\n\n"
-               "data: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":"
-               "90,\"input_tokens_details\":{\"cached_tokens\":80},\"output_tokens\":5}}}\n\n");
-    EXPECT_TRUE(r.done);
+    const stream_result r = read<responses_reader>(
+        "data: {\"type\":\"response.output_item.added\",\"item\":{\"type\":"
+        "\"function_call\",\"id\":\"fc_1\",\"call_id\":\"call_1\",\"name\":\"read_file\"}}"
+        "\n\n"
+        "data: {\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_1\","
+        "\"delta\":\"{}\"}\n\n"
+        "data: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":"
+        "90,\"input_tokens_details\":{\"cached_tokens\":80},\"output_tokens\":5}}}\n\n");
+    expect_end(r, 90, 80, 5, "tool_calls");
     EXPECT_EQ(r.tool_name, "read_file");
     EXPECT_EQ(r.tool_call_id, "call_1");
     EXPECT_EQ(r.tool_arguments, "{}");
-    EXPECT_EQ(r.prompt_tokens, 90);
-    EXPECT_EQ(r.cached_tokens, 80);
-    EXPECT_EQ(r.completion_tokens, 5);
-    EXPECT_EQ(r.finish_reason, "tool_calls");
 
-    stream_result cut;
-    responses_reader rd2(cut);
-    feed_split(rd2,
-               "data: {\"type\":\"response.output_text.delta\",\"delta\":\"ab\"}\n\n"
-               "data: {\"type\":\"response.incomplete\",\"response\":{}}\n\n");
+    const stream_result cut = read<responses_reader>(
+        "data: {\"type\":\"response.output_text.delta\",\"delta\":\"ab\"}\n\n"
+        "data: {\"type\":\"response.incomplete\",\"response\":{}}\n\n");
     EXPECT_TRUE(cut.done);
     EXPECT_EQ(cut.finish_reason, "length");
     EXPECT_EQ(cut.pieces.size(), 1u);
 }
 
 TEST(BenchApiStreams, OllamaContentToolCallsAndPromptEval) {
-    stream_result r;
-    ollama_reader rd(r);
-    feed_split(rd,
-               "{\"message\":{\"role\":\"assistant\",\"content\":\"{\\\"na\"},\"done\":false}\n"
-               "{\"message\":{\"role\":\"assistant\",\"content\":\"me\"},\"done\":false}\n"
-               "{\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,"
-               "\"done_reason\":\"stop\",\"prompt_eval_count\":12,\"eval_count\":3}\n");
-    EXPECT_TRUE(r.done);
+    const stream_result r = read<ollama_reader>(
+        "{\"message\":{\"role\":\"assistant\",\"content\":\"{\\\"na\"},\"done\":false}\n"
+        "{\"message\":{\"role\":\"assistant\",\"content\":\"me\"},\"done\":false}\n"
+        "{\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,"
+        "\"done_reason\":\"stop\",\"prompt_eval_count\":12,\"eval_count\":3}\n");
+    expect_end(r, -1, -1, 3, "stop");  // Ollama reports no prompt total
     EXPECT_EQ(r.pieces.size(), 2u);
     EXPECT_EQ(r.prefilled_tokens, 12);
-    EXPECT_EQ(r.prompt_tokens, -1);  // Ollama reports no prompt total
-    EXPECT_EQ(r.completion_tokens, 3);
-    EXPECT_EQ(r.finish_reason, "stop");
 
-    stream_result t;
-    ollama_reader rd2(t);
-    feed_split(rd2,
-               "{\"message\":{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{"
-               "\"function\":{\"name\":\"search\",\"arguments\":{\"query\":\"x\"}}}]},"
-               "\"done\":true,\"done_reason\":\"stop\"}\n");
+    const stream_result t = read<ollama_reader>(
+        "{\"message\":{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{"
+        "\"function\":{\"name\":\"search\",\"arguments\":{\"query\":\"x\"}}}]},"
+        "\"done\":true,\"done_reason\":\"stop\"}\n");
     EXPECT_EQ(t.tool_name, "search");
     EXPECT_EQ(json::parse(t.tool_arguments), json({{"query", "x"}}));
     EXPECT_EQ(t.finish_reason, "tool_calls");
