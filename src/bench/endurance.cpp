@@ -1,6 +1,8 @@
 #include "bench/endurance.h"
 
+#include <chrono>
 #include <random>
+#include <thread>
 
 #include "bench/endurance_api.h"
 #include "bench/workload.h"
@@ -101,16 +103,23 @@ int kept_pieces(const std::vector<std::string> &cut, const std::string &text) {
     return n;
 }
 
-// The client dropped `cut` mid-answer (and spec.on_cut killed a process): resumes it by
-// re-attaching to the session when the server gave one (its journal), else by sending the same
-// request again. Returns the whole answer.
+// Waits up to `timeout_s` for GET /health 200.
+void await_health(const std::string &base, double timeout_s) {
+    const double deadline = now_s() + timeout_s;
+    while (now_s() < deadline && http_get(base, "/health", 1.0) != 200)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+// The client dropped `cut` mid-answer (and, when `kill`, spec.on_cut killed a process), or its
+// stream broke: resumes it by re-attaching to the session when the server gave one (its
+// journal), else by sending the same request again. Returns the whole answer.
 stream_result resume(const std::string &base, endurance_conversation &conv, const json &body,
-                     const stream_result &cut, const trajectory_spec &spec,
+                     const stream_result &cut, const trajectory_spec &spec, bool kill,
                      const request_options &opts, interruption_record &ir) {
     ir.happened          = true;
     ir.tokens_before_cut = static_cast<int>(cut.pieces.size());
     const double t0      = now_s();
-    if (spec.on_cut) {
+    if (kill && spec.on_cut) {
         ir.killed     = spec.kill;
         ir.kill_error = spec.on_cut();
     }
@@ -134,7 +143,7 @@ stream_result resume(const std::string &base, endurance_conversation &conv, cons
     // A re-sent request generates the kept tokens again and delivers them twice; a re-attached
     // stream replays them from the journal (generated once).
     ir.tokens_duplicated = ir.reattached ? 0 : kept;
-    if (spec.server_prefilled && !spec.kill.empty()) ir.server_prefilled = spec.server_prefilled();
+    if (kill && spec.server_prefilled) ir.server_prefilled = spec.server_prefilled();
     // The turn as the agent lived it: its first token came on the first request.
     r.ttft_s  = cut.ttft_s;
     r.total_s = now_s() - cut.sent_at;
@@ -198,7 +207,12 @@ trajectory_record run_trajectory(const std::string &base_url, const trajectory_s
         stream_result s = conv->send(base_url, body, ro);
         if (turn == spec.interrupt_at && s.error == "dropped by the client") {
             ro.cut_after_tokens = 0;
-            s                   = resume(base_url, *conv, body, s, spec, ro, out.interruption);
+            s = resume(base_url, *conv, body, s, spec, true, ro, out.interruption);
+        } else if (spec.resume_broken && !s.ok) {
+            // Broken by a kill in another trajectory: resumed once the server answers again.
+            await_health(base_url, 300);
+            out.broken.emplace_back();
+            s = resume(base_url, *conv, body, s, spec, false, ro, out.broken.back());
         }
         conv->normalize(s);
         turn_record t = record_of(s, named);

@@ -36,7 +36,12 @@ struct trajectory_spec {
     std::function<std::string()> on_cut;
     /** Called once the interrupted turn is resumed: prompt tokens the server prefilled since
      * the kill, by its own counters (-1: unknown). */
-    std::function<int()> server_prefilled;
+    std::function<int()> server_prefilled; /**
+                                            * A turn whose stream broke (another trajectory's kill:
+                                            * the head, or llama-server) is resumed once /health
+                                            * answers 200 again: re-attached, or sent again.
+                                            */
+    bool resume_broken = false;
 };
 
 /** One turn's figures. Token counts are the server's usage report (-1: not reported). */
@@ -85,6 +90,7 @@ struct interruption_record {
 struct trajectory_record {
     std::vector<turn_record> turns;
     interruption_record interruption;
+    std::vector<interruption_record> broken;  // turns broken by a kill and resumed
     double wall_s = 0;
 };
 

@@ -77,6 +77,22 @@ void interruption_figures(const interruption_record &ir, nlohmann::json &f) {
     f["interrupt_consistent"]         = ir.consistent ? 1 : 0;
 }
 
+// The turns of all trajectories whose stream a kill broke (not the interrupted one), summed.
+void broken_figures(const std::vector<trajectory_record> &all, nlohmann::json &f) {
+    int n = 0, reattached = 0, lost = 0, prefill = 0, decode = 0;
+    for (const auto &tr : all) {
+        for (const auto &b : tr.broken) {
+            ++n, reattached += b.reattached, lost += b.tokens_lost;
+            prefill += b.prefill_recomputed, decode += b.decode_recomputed;
+        }
+    }
+    f["broken_turns"]              = n;
+    f["broken_turns_reattached"]   = reattached;
+    f["broken_tokens_lost"]        = lost;
+    f["broken_prefill_recomputed"] = prefill;
+    f["broken_decode_recomputed"]  = decode;
+}
+
 // Superfluid's `superfluid:prompt_tokens_total` (the worker's prompt tokens prefilled since it
 // started); -1 when unreadable.
 int prompt_tokens_total(const std::string &base_url) {
@@ -143,6 +159,9 @@ scenario_result run_endurance(scenario_context &ctx) {
         spec.timeout_s    = o.request_timeout_s;
         spec.api          = o.endurance_api;
         if (a == 0 && spec.interrupt_at > 0) arm_kill(ctx, spec, r);
+        // The other trajectories' streams a kill breaks are resumed, not counted as failures.
+        spec.resume_broken =
+            !o.endurance_kill.empty() && o.endurance_interrupt_at > 0 && ctx.server.controlled();
         threads.emplace_back([&all, &ctx, spec, base = ctx.server.base_url()] {
             all[static_cast<size_t>(spec.agent)] = run_trajectory(base, spec);
         });
@@ -192,6 +211,7 @@ scenario_result run_endurance(scenario_context &ctx) {
     f["prefilled_over_new"]        = num(ratio);
     f["decode_tokens_per_s"]       = num(median(p.decode_tps));
     interruption_figures(all[0].interruption, f);
+    if (!o.endurance_kill.empty()) broken_figures(all, f);
     // The first trajectory turn by turn, for the report's charts.
     for (const auto &t : t0) {
         r.samples["turns"].push_back({{"tool", t.tool},

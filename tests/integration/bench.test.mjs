@@ -237,7 +237,11 @@ function enduranceSmall(s, name, { kill = false } = {}) {
   assert.ok(lost >= 0 && dup >= 0 && lost + dup <= before, `${name}: lost ${lost} + duplicated ${dup} ≤ ${before}`);
   assert.equal(fig(s.interrupt_consistent, 'consistent'), lost === 0 ? 1 : 0);
   assert.equal(fig(s.interrupt_killed, 'killed'), kill ? 1 : 0);
-  if (kill) assert.equal(fig(s.interrupt_kill_ok, 'kill ok'), 1, `${name}: killed and serving again`);
+  if (kill) {
+    assert.equal(fig(s.interrupt_kill_ok, 'kill ok'), 1, `${name}: killed and serving again`);
+    // One trajectory: no other turn for the kill to break.
+    assert.equal(fig(s.broken_turns, 'broken turns'), 0);
+  }
   assert.ok(fig(s.prefilled_tokens_per_turn, 'prefilled') > 0);
   if (name === 'superfluid') {
     // Every call holds to its schema; the dropped answer is re-attached from the journal (after
