@@ -34,13 +34,15 @@ struct trajectory_spec {
      * must be restarted) and waits for the service. Returns "" or what failed.
      */
     std::function<std::string()> on_cut;
-    /** Called once the interrupted turn is resumed: prompt tokens the server prefilled since
-     * the kill, by its own counters (-1: unknown). */
-    std::function<int()> server_prefilled; /**
-                                            * A turn whose stream broke (another trajectory's kill:
-                                            * the head, or llama-server) is resumed once /health
-                                            * answers 200 again: re-attached, or sent again.
-                                            */
+    /**
+     * Called once the interrupted turn is resumed: prompt tokens the server prefilled since the
+     * kill, by its own counters (-1: unknown).
+     */
+    std::function<int()> server_prefilled;
+    /**
+     * A turn whose stream broke (another trajectory's kill: the head, or llama-server) is
+     * resumed once /health answers 200 again: re-attached, or sent again.
+     */
     bool resume_broken = false;
 };
 
