@@ -90,7 +90,9 @@ nlohmann::json sizes(const bench_options &o) {
             {"endurance_start_tokens", o.endurance_start_tokens},
             {"endurance_result_tokens", {o.endurance_result_min, o.endurance_result_max}},
             {"endurance_call_tokens", o.endurance_call_tokens},
-            {"endurance_interrupt_at", o.endurance_interrupt_at}};
+            {"endurance_interrupt_at", o.endurance_interrupt_at},
+            {"endurance_api", o.endurance_api},
+            {"endurance_kill", o.endurance_kill}};
 }
 
 // One server, one run: start, scenario, peak RSS, stop; the gates measured around it.

@@ -64,6 +64,8 @@ struct bench_options {
         256;  // max_tokens of a turn (one bounded tool call; see endurance.cpp)
     int endurance_interrupt_at =
         -1;  // turn the first trajectory drops mid-answer; -1: turns/2, 0: none
+    std::string endurance_api = "openai";  // openai | anthropic | responses | ollama
+    std::string endurance_kill;            // killed at the interruption: worker | head | ""
 };
 
 /** Fills the scenario-dependent defaults (agents, the interrupted turn) after parsing. */

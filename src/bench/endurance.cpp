@@ -1,7 +1,10 @@
 #include "bench/endurance.h"
 
+#include <chrono>
 #include <random>
+#include <thread>
 
+#include "bench/endurance_api.h"
 #include "bench/workload.h"
 
 namespace sf::bench {
@@ -53,14 +56,16 @@ std::string check_value(const std::string &key, const json &v, const json &schem
     return "";
 }
 
-// The turn's figures from its stream.
-turn_record record_of(const stream_result &s) {
+// The turn's figures from its stream; `named`: the tool tool_choice named ("" any).
+turn_record record_of(const stream_result &s, const std::string &named) {
     turn_record t;
     t.ttft_s            = s.ttft_s;
     t.total_s           = s.total_s;
     t.prompt_tokens     = s.prompt_tokens;
     t.cached_tokens     = s.cached_tokens;
     t.completion_tokens = s.completion_tokens;
+    t.prefilled_tokens  = s.prefilled_tokens;
+    t.named             = named;
     t.tool              = s.tool_name;
     t.finish_reason     = s.finish_reason;
     if (!s.ok) {
@@ -70,11 +75,13 @@ turn_record record_of(const stream_result &s) {
     }
     t.truncated = s.tool_calls == 0 || s.finish_reason == "length";
     if (t.truncated) return t;
-    const std::string why = s.tool_calls == 1 ? check_tool_call(s.tool_name, s.tool_arguments)
-                                              : "more than one tool call";
-    t.valid               = why.empty();
-    t.malformed           = !t.valid;
-    t.error_text          = why;
+    std::string why = s.tool_calls == 1 ? check_tool_call(s.tool_name, s.tool_arguments)
+                                        : "more than one tool call";
+    if (why.empty() && !named.empty() && s.tool_name != named)
+        why = "called " + s.tool_name + ", not the named " + named;
+    t.valid      = why.empty();
+    t.malformed  = !t.valid;
+    t.error_text = why;
     return t;
 }
 
@@ -84,52 +91,64 @@ std::string joined(const std::vector<std::string> &pieces) {
     return s;
 }
 
-// The client dropped `cut` mid-answer: resumes it by re-attaching to the session when the server
-// gave one (its journal), else by sending the same request again. Returns the whole answer.
-stream_result resume(const std::string &base, const json &body, const stream_result &cut,
+// How many of `cut`'s pieces the answer `text` starts with.
+int kept_pieces(const std::vector<std::string> &cut, const std::string &text) {
+    size_t at = 0;
+    int n     = 0;
+    for (const auto &p : cut) {
+        if (text.compare(at, p.size(), p) != 0) break;
+        at += p.size();
+        ++n;
+    }
+    return n;
+}
+
+// Waits up to `timeout_s` for GET /health 200.
+void await_health(const std::string &base, double timeout_s) {
+    const double deadline = now_s() + timeout_s;
+    while (now_s() < deadline && http_get(base, "/health", 1.0) != 200)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+// The client dropped `cut` mid-answer (and, when `kill`, spec.on_cut killed a process), or its
+// stream broke: resumes it by re-attaching to the session when the server gave one (its
+// journal), else by sending the same request again. Returns the whole answer.
+stream_result resume(const std::string &base, endurance_conversation &conv, const json &body,
+                     const stream_result &cut, const trajectory_spec &spec, bool kill,
                      const request_options &opts, interruption_record &ir) {
     ir.happened          = true;
     ir.tokens_before_cut = static_cast<int>(cut.pieces.size());
     const double t0      = now_s();
+    if (kill && spec.on_cut) {
+        ir.killed     = spec.kill;
+        ir.kill_error = spec.on_cut();
+    }
     stream_result r;
     if (!cut.session.empty()) {
-        r             = get_session_stream(base, cut.session, opts);
+        r             = conv.reattach(base, cut.session, opts);
         ir.reattached = r.ok;
     }
     if (!ir.reattached) {
-        r                     = post_chat_stream(base, body, opts);
-        ir.prefill_recomputed = std::max(0, r.prompt_tokens - std::max(0, r.cached_tokens));
+        r                     = conv.send(base, body, opts);
+        const int prefilled   = r.prefilled_tokens >= 0
+                                    ? r.prefilled_tokens
+                                    : r.prompt_tokens - std::max(0, r.cached_tokens);
+        ir.prefill_recomputed = std::max(0, prefilled);
         ir.decode_recomputed  = ir.tokens_before_cut;
     }
-    ir.resume_s   = now_s() - t0;
-    ir.consistent = joined(r.pieces).rfind(joined(cut.pieces), 0) == 0;
+    ir.resume_s    = now_s() - t0;
+    const int kept = kept_pieces(cut.pieces, joined(r.pieces));
+    ir.consistent  = kept == ir.tokens_before_cut;
+    ir.tokens_lost = ir.tokens_before_cut - kept;
+    // A re-sent request generates the kept tokens again and delivers them twice; a re-attached
+    // stream replays them from the journal (generated once).
+    ir.tokens_duplicated = ir.reattached ? 0 : kept;
+    if (kill && spec.server_prefilled) ir.server_prefilled = spec.server_prefilled();
     // The turn as the agent lived it: its first token came on the first request.
     r.ttft_s  = cut.ttft_s;
     r.total_s = now_s() - cut.sent_at;
     if (ir.reattached && r.prompt_tokens < 0) r.prompt_tokens = cut.prompt_tokens;
     return r;
-}
-
-// Appends the assistant's call and the tool's result (or, without a call, a user nudge).
-void append_turn(json &messages, const stream_result &s, const turn_record &t, int turn,
-                 const std::string &result) {
-    if (s.tool_name.empty()) {
-        messages.push_back({{"role", "assistant"}, {"content", ""}});
-        messages.push_back({{"role", "user"}, {"content", "No tool was called. " + result}});
-        return;
-    }
-    const std::string id = s.tool_call_id.empty() ? "call_" + std::to_string(turn) : s.tool_call_id;
-    // A malformed call goes back as an empty object, with the error in its result, as agents
-    // recover from one.
-    json call = {
-        {"id", id},
-        {"type", "function"},
-        {"function", {{"name", s.tool_name}, {"arguments", t.valid ? s.tool_arguments : "{}"}}}};
-    messages.push_back(
-        {{"role", "assistant"}, {"content", ""}, {"tool_calls", json::array({call})}});
-    const std::string text =
-        t.valid ? result : "error: invalid arguments (" + t.error_text + "). " + result;
-    messages.push_back({{"role", "tool"}, {"tool_call_id", id}, {"content", text}});
 }
 
 }  // namespace
@@ -160,42 +179,48 @@ std::string check_tool_call(const std::string &tool, const std::string &argument
 trajectory_record run_trajectory(const std::string &base_url, const trajectory_spec &spec) {
     trajectory_record out;
     const double t0 = now_s();
-    json messages   = json::array();
-    messages.push_back(
-        {{"role", "system"},
-         {"content",
-          "You are an orchestrator agent in a code repository. Each turn, call exactly "
-          "one tool; read its result before the next call.\n\n" +
-              text_of_bytes(4242, spec.system_bytes)}});
     // About start_tokens in all: the system prompt (~4 bytes a token) and the tools list aside.
     const int task_tokens = std::max(50, spec.start_tokens - spec.system_bytes / 4 - 400);
-    messages.push_back({{"role", "user"},
-                        {"content", "Task " + std::to_string(spec.agent + 1) +
-                                        ": work through this report, one tool call at a time.\n\n" +
-                                        document(9000 + spec.agent, task_tokens)}});
+    auto conv             = make_conversation(
+                    spec.api,
+                    "You are an orchestrator agent in a code repository. Each turn, call exactly one tool; "
+                                "read its result before the next call.\n\n" +
+                        text_of_bytes(4242, spec.system_bytes),
+                    "Task " + std::to_string(spec.agent + 1) +
+                        ": work through this report, one tool call at a time.\n\n" +
+                        document(9000 + spec.agent, task_tokens));
     std::mt19937_64 rng(0x5eed0000ULL + static_cast<uint64_t>(spec.agent));
     std::uniform_int_distribution<int> result_len(spec.result_min,
                                                   std::max(spec.result_min, spec.result_max));
+    const json &tools = endurance_tools();
     for (int turn = 1; turn <= spec.turns; ++turn) {
-        json body                   = chat_body(messages, spec.call_tokens);
-        body["tools"]               = endurance_tools();
-        body["tool_choice"]         = "required";
-        body["parallel_tool_calls"] = false;  // one call a turn, as the schema check expects
+        // Every 4th turn names its tool (the tools in turn); the others let the model choose.
+        const std::string named =
+            turn % 4 == 0 ? tools[static_cast<size_t>(turn / 4) % tools.size()]["function"]["name"]
+                                .get<std::string>()
+                          : "";
+        const json body = conv->request(named, spec.call_tokens);
         request_options ro;
         ro.timeout_s = spec.timeout_s;
         ro.detach    = true;  // a dropped client leaves the session to re-attach to
         if (turn == spec.interrupt_at) ro.cut_after_tokens = 2;
-        stream_result s = post_chat_stream(base_url, body, ro);
+        stream_result s = conv->send(base_url, body, ro);
         if (turn == spec.interrupt_at && s.error == "dropped by the client") {
             ro.cut_after_tokens = 0;
-            s                   = resume(base_url, body, s, ro, out.interruption);
+            s = resume(base_url, *conv, body, s, spec, true, ro, out.interruption);
+        } else if (spec.resume_broken && !s.ok) {
+            // Broken by a kill in another trajectory: resumed once the server answers again.
+            await_health(base_url, 300);
+            out.broken.emplace_back();
+            s = resume(base_url, *conv, body, s, spec, false, ro, out.broken.back());
         }
-        turn_record t = record_of(s);
+        conv->normalize(s);
+        turn_record t = record_of(s, named);
         out.turns.push_back(t);
         if (t.error) break;  // the conversation cannot go on without the turn's answer
         const uint64_t seed =
             100000ULL * static_cast<uint64_t>(spec.agent + 1) + static_cast<uint64_t>(turn);
-        append_turn(messages, s, t, turn, words(seed, result_len(rng)));
+        conv->append(s, t.valid, t.error_text, turn, words(seed, result_len(rng)));
     }
     out.wall_s = now_s() - t0;
     return out;

@@ -1,10 +1,12 @@
 // Scenario `endurance` (issue #23): one orchestrator agent's trajectory — a fixed system prompt
-// with a tools list, then N turns, each a forced tool call (tool_choice "required") whose
-// arguments are checked against the tool's JSON schema, answered by a tool result of a few
-// hundred tokens, so the conversation grows turn by turn. One trajectory runs in one thread;
-// `run_endurance` (scenario_endurance.cpp) runs several at once and sums them up.
+// with a tools list, then N turns, each a forced tool call (any tool, every 4th turn a named
+// one) whose arguments are checked against the tool's JSON schema, answered by a tool result of
+// a few hundred tokens, so the conversation grows turn by turn; in any of four APIs
+// (endurance_api.h). One trajectory runs in one thread; `run_endurance`
+// (scenario_endurance.cpp) runs several at once and sums them up.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,23 @@ struct trajectory_spec {
     int call_tokens  = 256;  // max_tokens of a turn (a call's arguments fit: schemas bound them)
     int interrupt_at = 0;    // turn whose answer the client drops after 2 token events (0: none)
     double timeout_s = 900;
+    std::string api  = "openai";  // openai | anthropic | responses | ollama (endurance_api.h)
+    std::string kill;             // process killed at the interruption: "worker", "head" or ""
+    /**
+     * Called once the client has dropped the interrupted answer: kills `kill` (restarting what
+     * must be restarted) and waits for the service. Returns "" or what failed.
+     */
+    std::function<std::string()> on_cut;
+    /**
+     * Called once the interrupted turn is resumed: prompt tokens the server prefilled since the
+     * kill, by its own counters (-1: unknown).
+     */
+    std::function<int()> server_prefilled;
+    /**
+     * A turn whose stream broke (another trajectory's kill: the head, or llama-server) is
+     * resumed once /health answers 200 again: re-attached, or sent again.
+     */
+    bool resume_broken = false;
 };
 
 /** One turn's figures. Token counts are the server's usage report (-1: not reported). */
@@ -34,7 +53,9 @@ struct turn_record {
     int prompt_tokens     = -1;
     int cached_tokens     = -1;
     int completion_tokens = -1;
-    std::string tool;  // the called tool's name
+    int prefilled_tokens  = -1;  // reported as such (Ollama's prompt_eval_count)
+    std::string named;           // the tool tool_choice named ("": any tool)
+    std::string tool;            // the called tool's name
     std::string finish_reason;
     bool valid     = false;  // one call of a known tool whose arguments match its schema
     bool malformed = false;  // a call whose arguments are not JSON or break the schema
@@ -42,21 +63,27 @@ struct turn_record {
     bool error     = false;  // the request failed (HTTP error, transport, in-band error)
     std::string error_text;
 
-    /** Prompt tokens the server computed (prompt − cached); -1 when either is unknown. */
+    /** Prompt tokens the server computed (prompt − cached, or as reported); -1: unknown. */
     int prefilled() const {
-        return prompt_tokens >= 0 && cached_tokens >= 0 ? prompt_tokens - cached_tokens
-               : prompt_tokens >= 0                     ? prompt_tokens
-                                                        : -1;
+        return prefilled_tokens >= 0                      ? prefilled_tokens
+               : prompt_tokens >= 0 && cached_tokens >= 0 ? prompt_tokens - cached_tokens
+               : prompt_tokens >= 0                       ? prompt_tokens
+                                                          : -1;
     }
 };
 
 /** What the interruption cost: one record for the interrupted turn. */
 struct interruption_record {
-    bool happened          = false;
-    bool reattached        = false;  // resumed from the server's journal (Superfluid)
+    bool happened   = false;
+    bool reattached = false;         // resumed from the server's journal (Superfluid)
+    std::string killed;              // the process killed after the drop ("" none)
+    std::string kill_error;          // what failed in the kill or restart
     int tokens_before_cut  = 0;      // token events the client had when it dropped
-    int prefill_recomputed = 0;      // prompt tokens computed again to resume
-    int decode_recomputed  = 0;      // answer tokens generated again to resume
+    int tokens_lost        = 0;      // of those, not kept by the resumed answer
+    int tokens_duplicated  = 0;      // of those, generated and delivered again (a re-send)
+    int prefill_recomputed = 0;      // prompt tokens computed again for a re-sent request
+    int decode_recomputed  = 0;      // answer tokens generated again for a re-sent request
+    int server_prefilled   = -1;     // prompt tokens the server prefilled since a kill (-1: n/a)
     double resume_s        = 0;      // drop → the resumed answer complete
     bool consistent        = false;  // the resumed answer starts with what the client had
 };
@@ -65,6 +92,7 @@ struct interruption_record {
 struct trajectory_record {
     std::vector<turn_record> turns;
     interruption_record interruption;
+    std::vector<interruption_record> broken;  // turns broken by a kill and resumed
     double wall_s = 0;
 };
 
@@ -78,7 +106,7 @@ const nlohmann::json &endurance_tools();
  */
 std::string check_tool_call(const std::string &tool, const std::string &arguments);
 
-/** Runs one trajectory against `base_url` (an OpenAI-compatible server). */
+/** Runs one trajectory against `base_url` in `spec.api`. */
 trajectory_record run_trajectory(const std::string &base_url, const trajectory_spec &spec);
 
 }  // namespace sf::bench

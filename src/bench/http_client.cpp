@@ -62,15 +62,20 @@ json chat_body(json messages, int max_tokens) {
                 {"stream", true}};
 }
 
-void sse_reader::feed(const char *data, size_t len, double t) {
-    buf_.append(data, len);
+void split_lines(std::string &buf, const char *data, size_t len,
+                 const std::function<void(const std::string &)> &line) {
+    buf.append(data, len);
     size_t pos;
-    while ((pos = buf_.find('\n')) != std::string::npos) {
-        std::string l = buf_.substr(0, pos);
-        buf_.erase(0, pos + 1);
+    while ((pos = buf.find('\n')) != std::string::npos) {
+        std::string l = buf.substr(0, pos);
+        buf.erase(0, pos + 1);
         if (!l.empty() && l.back() == '\r') l.pop_back();
-        line(l, t);
+        line(l);
     }
+}
+
+void sse_reader::feed(const char *data, size_t len, double t) {
+    split_lines(buf_, data, len, [&](const std::string &l) { line(l, t); });
 }
 
 void sse_reader::line(const std::string &l, double t) {
@@ -156,13 +161,14 @@ namespace {
 // Reads a streamed answer (POST body, or GET when `body` is empty) into a stream_result.
 stream_result read_stream(const std::string &base_url, const std::string &path,
                           const std::string &body, const httplib::Headers &headers,
-                          const request_options &opts) {
+                          const request_options &opts, const feeder_factory &make) {
     stream_result r;
     httplib::Client cli(base_url);
     cli.set_connection_timeout(10, 0);
     cli.set_read_timeout(static_cast<time_t>(opts.timeout_s), 0);
     cli.set_write_timeout(60, 0);
-    sse_reader reader(r);
+    std::unique_ptr<stream_feeder> feeder = make ? make(r) : std::make_unique<sse_reader>(r);
+    stream_feeder &reader                 = *feeder;
     std::string raw;
     bool dropped = false;
     httplib::Request req;
@@ -218,7 +224,22 @@ stream_result read_stream(const std::string &base_url, const std::string &path,
 stream_result get_session_stream(const std::string &base_url, const std::string &session,
                                  const request_options &opts) {
     return read_stream(base_url, "/v1/sessions/" + session + "/events?include_usage=true", "", {},
-                       opts);
+                       opts, nullptr);
+}
+
+stream_result post_stream(const std::string &base_url, const std::string &path, json body,
+                          const request_options &opts, const feeder_factory &make) {
+    const std::string model = model_for(base_url);
+    if (!model.empty()) body["model"] = model;
+    httplib::Headers headers;
+    if (!opts.priority.empty()) headers.emplace("X-Superfluid-Priority", opts.priority);
+    if (opts.detach) headers.emplace("X-Superfluid-Detach", "true");
+    return read_stream(base_url, path, body.dump(), headers, opts, make);
+}
+
+stream_result get_stream(const std::string &base_url, const std::string &path,
+                         const request_options &opts, const feeder_factory &make) {
+    return read_stream(base_url, path, "", {}, opts, make);
 }
 
 stream_result post_chat_stream(const std::string &base_url, json body,
@@ -233,7 +254,7 @@ stream_result post_chat_stream(const std::string &base_url, json body,
         headers.emplace("X-Superfluid-Priority", opts.priority);
     }
     if (opts.detach) headers.emplace("X-Superfluid-Detach", "true");
-    return read_stream(base_url, "/v1/chat/completions", body.dump(), headers, opts);
+    return read_stream(base_url, "/v1/chat/completions", body.dump(), headers, opts, nullptr);
 }
 
 int http_get(const std::string &base_url, const std::string &path, double timeout_s,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,8 @@ struct stream_result {
     int prompt_tokens     = -1;       // usage.prompt_tokens (or timings)
     int cached_tokens     = -1;  // usage.prompt_tokens_details.cached_tokens or timings.cache_n
     int completion_tokens = -1;  // usage.completion_tokens (-1: none reported)
+    int prefilled_tokens  = -1;  // prompt tokens computed, when reported as such (Ollama's
+                                 // prompt_eval_count) rather than as prompt − cached
     std::string finish_reason;   // choices[0].finish_reason of the last chunk that had one
     std::string tool_name;       // the first tool call's function name (delta.tool_calls[0])
     std::string tool_call_id;    // its id, as the server named it
@@ -51,6 +54,39 @@ struct request_options {
     /** > 0: the client drops the connection after this many token events (an interruption). */
     int cut_after_tokens = 0;
 };
+
+/**
+ * Reads the bytes of one streamed answer into a stream_result as they arrive: one subclass per
+ * stream format (OpenAI chat chunks below; Anthropic, Responses, Ollama in api_streams.h).
+ * Sets `done` when the answer's last event came and `cut`/`error` on an in-band error.
+ */
+class stream_feeder {
+  public:
+    virtual ~stream_feeder() = default;
+    /** Feeds bytes received at `t` (seconds since sent). */
+    virtual void feed(const char *data, size_t len, double t) = 0;
+};
+
+/**
+ * Appends `data` to `buf` and calls `line` with each complete line in it (without its "\n" or
+ * "\r\n"), keeping the unfinished rest in `buf`.
+ */
+void split_lines(std::string &buf, const char *data, size_t len,
+                 const std::function<void(const std::string &)> &line);
+
+/** Makes the feeder of one request, writing into the given result. */
+using feeder_factory = std::function<std::unique_ptr<stream_feeder>(stream_result &)>;
+
+/**
+ * POSTs `body` to BASE+path (the served model named, as discover_model found it; headers from
+ * `opts`: priority, detach) and reads the streamed answer with a feeder from `make`.
+ */
+stream_result post_stream(const std::string &base_url, const std::string &path, nlohmann::json body,
+                          const request_options &opts, const feeder_factory &make);
+
+/** GETs BASE+path (a re-attach) and reads the streamed answer with a feeder from `make`. */
+stream_result get_stream(const std::string &base_url, const std::string &path,
+                         const request_options &opts, const feeder_factory &make);
 
 /** Normalizes a server address: "http://host:port" without a trailing "/v1" or "/". */
 std::string normalize_base_url(std::string url);
@@ -83,11 +119,11 @@ nlohmann::json chat_body(nlohmann::json messages, int max_tokens);
  * Incremental SSE parser over the bytes of an OpenAI chat stream (exposed for tests). A token
  * event is a chunk with content, reasoning or tool-call arguments.
  */
-class sse_reader {
+class sse_reader : public stream_feeder {
   public:
     explicit sse_reader(stream_result &out) : out_(out) {}
     /** Feeds bytes received at `t` (seconds since sent). */
-    void feed(const char *data, size_t len, double t);
+    void feed(const char *data, size_t len, double t) override;
 
   private:
     void line(const std::string &l, double t);

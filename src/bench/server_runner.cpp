@@ -13,6 +13,19 @@
 
 namespace sf::bench {
 
+namespace {
+
+// Waits up to 10 s for each of `pids` (a killed head's children) to exit; SIGKILLs the rest.
+void await_exit(const std::vector<pid_t> &pids) {
+    for (pid_t c : pids) {
+        for (int i = 0; i < 200 && kill(c, 0) == 0; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (kill(c, 0) == 0) kill(c, SIGKILL);
+    }
+}
+
+}  // namespace
+
 server_runner::server_runner(server_spec spec, std::string work_dir)
     : spec_(std::move(spec)), work_dir_(std::move(work_dir)) {
     std::filesystem::create_directories(work_dir_ + "/state");
@@ -119,11 +132,7 @@ void server_runner::stop() {
     }
     pid_ = -1;
     // The next engine must not start before the worker is gone too.
-    for (pid_t c : children) {
-        for (int i = 0; i < 200 && kill(c, 0) == 0; ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        if (kill(c, 0) == 0) kill(c, SIGKILL);
-    }
+    await_exit(children);
 }
 
 bool server_runner::restart(std::string &error) {
@@ -155,6 +164,30 @@ bool server_runner::kill_engine(std::string &error) {
     waitpid(pid_, nullptr, 0);
     pid_ = spawn_process(argv(), log_path());
     return pid_ > 0;
+}
+
+bool server_runner::kill_head(std::string &error) {
+    if (!controlled() || pid_ <= 0) {
+        error = "no process to kill";
+        return false;
+    }
+    sample_once();
+    const std::vector<pid_t> children = proc_children(pid_);
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    // The new head must not meet the old worker (the model's memory, the state lock).
+    await_exit(children);
+    pid_ = spawn_process(argv(), log_path());
+    if (pid_ <= 0) {
+        error = "cannot start " + spec_.binary + " again";
+        return false;
+    }
+    if (!wait_healthy(300)) {
+        error = spec_.name + " did not become healthy again; see " + log_path();
+        return false;
+    }
+    return true;
 }
 
 std::vector<pid_t> server_runner::own_pids() const {

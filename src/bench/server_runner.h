@@ -50,6 +50,12 @@ class server_runner {
      * would). Returns false when there is nothing to kill (external server).
      */
     bool kill_engine(std::string &error);
+    /**
+     * SIGKILLs the head (Superfluid; its worker follows it, by its parent-death signal, or is
+     * killed after 10 s) or the whole llama-server, then starts it again on the same port and
+     * state directory (the journal's sessions resume there) and waits for /health.
+     */
+    bool kill_head(std::string &error);
     /** Extra `serve` flags for the next start (Superfluid only; e.g. the journal mode). */
     void set_extra_args(std::vector<std::string> args) { extra_args_ = std::move(args); }
     /** True when the bench controls the processes (restart, kill). */

@@ -93,6 +93,16 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
                    "endurance: the turn whose answer the client drops mid-stream and resumes "
                    "(default: half-way; 0: none)")
         ->check(CLI::NonNegativeNumber);
+    cmd.add_option("--api", o.endurance_api,
+                   "endurance: the API the trajectory speaks (openai: chat completions, "
+                   "anthropic: /v1/messages, responses: /v1/responses, ollama: /api/chat)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"openai", "anthropic", "responses", "ollama"}));
+    cmd.add_option("--kill", o.endurance_kill,
+                   "endurance: at the interruption, also SIGKILL this process: worker (the head "
+                   "restarts it) or head (restarted on the same state directory); llama-server: "
+                   "its one process, restarted")
+        ->check(CLI::IsMember({"worker", "head"}));
 }
 
 int run_bench(bench::bench_options o, int argc, char **argv) {

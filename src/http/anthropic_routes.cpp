@@ -166,16 +166,18 @@ void handle_messages(const httplib::Request &req, const std::string &body, httpl
         st->stops         = opts.stop_sequences;
         st->shutting_down = rc.sessions->shutting_down();
         res.set_header("Cache-Control", "no-cache");
+        // Detached (X-Superfluid-Detach): a client going away does not cancel.
+        const bool cancel = !wants_detach(req);
         res.set_chunked_content_provider(
             "text/event-stream",
-            [st, &req](size_t, httplib::DataSink &sink) {
+            [st, &req, cancel](size_t, httplib::DataSink &sink) {
                 if (st->done) return false;
                 bool keep = stream_step(*st, req, sink);
-                if (!keep) st->s->cancel();
+                if (!keep && cancel) st->s->cancel();
                 return keep;
             },
-            [st](bool success) {
-                if (!success || !st->done) st->s->cancel();
+            [st, cancel](bool success) {
+                if ((!success || !st->done) && cancel) st->s->cancel();
             });
         return;
     }

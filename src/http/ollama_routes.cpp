@@ -240,7 +240,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
         return serve_stream(
             res, k_ndjson, r->s,
             [r, &req](httplib::DataSink &sink) { return stream_step(*r, req, sink); },
-            [r] { return r->done; });
+            [r] { return r->done; }, !wants_detach(req));
     }
 
     ollama_delta all;

@@ -69,8 +69,10 @@ void handle_create(const httplib::Request &req, const std::string &body, httplib
     }
     set_session_header(res, s->id());
     auto r = std::make_shared<responses_run>(s);
-    // A background response belongs to no connection: its client going away cancels nothing.
-    if (opts.stream) return serve_responses_stream(req, res, r, !opts.background);
+    // A background response belongs to no connection: its client going away cancels nothing;
+    // nor does it cancel a detached one (X-Superfluid-Detach).
+    if (opts.stream)
+        return serve_responses_stream(req, res, r, !opts.background && !wants_detach(req));
     if (opts.background) {
         r->feed(std::chrono::milliseconds(0));
         return send_object(res, r->object());

@@ -38,13 +38,23 @@ const SMALL = [
   '--interrupt-at', '2',
 ];
 
-async function bench(scenario, target) {
-  const dir = join(out, scenario + (target.url ? '-url' : ''));
-  const args = ['bench', scenario, ...SMALL, '--out', dir];
+/**
+ * Runs `superfluid bench SCENARIO` at the SMALL sizes (then `extra`, which override them) on
+ * the test model, against llama-server too when `peer` and its binary exists, or on
+ * `target.url`; returns results.json.
+ */
+async function bench(scenario, target, extra = [], { peer = true, tag = '' } = {}) {
+  const dir = join(out, scenario + (target.url ? '-url' : '') + tag);
+  // CLI11 takes an option once: `extra`'s options replace SMALL's (all but --no-progress take a value).
+  const base = [];
+  for (let i = 0; i < SMALL.length; i += SMALL[i] === '--no-progress' ? 1 : 2) {
+    if (!extra.includes(SMALL[i])) base.push(...SMALL.slice(i, SMALL[i] === '--no-progress' ? i + 1 : i + 2));
+  }
+  const args = ['bench', scenario, ...base, ...extra, '--out', dir];
   if (target.url) args.push('--url', target.url);
   else {
     args.push('--model', model());
-    if (LLAMA) args.push('--against', 'llama-server', '--llama-server', LLAMA);
+    if (LLAMA && peer) args.push('--against', 'llama-server', '--llama-server', LLAMA);
   }
   const { stdout } = await run(SUPERFLUID, args, { timeout: 170000, maxBuffer: 1 << 24 });
   const rec = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8'));
@@ -61,7 +71,7 @@ function fig(v, name) {
   return v.median;
 }
 
-function common(rec, scenario, servers) {
+function common(rec, scenario, servers, { ratios = true } = {}) {
   assert.equal(rec.scenario, scenario);
   assert.equal(rec.runs, 1);
   assert.ok(rec.harness.requests > 0 && fig(rec.harness.total_s, 'harness.total_s') >= 0);
@@ -72,7 +82,7 @@ function common(rec, scenario, servers) {
     assert.equal(rec.per_run[0][name].error, undefined, `${name} measured`);
   }
   if (servers.includes('llama-server')) {
-    assert.ok(rec.ratios['superfluid/llama-server'], 'ratios computed');
+    if (ratios) assert.ok(rec.ratios['superfluid/llama-server'], 'ratios computed');
     assert.ok(fig(rec.servers['llama-server'].peak_rss_mib.server, 'llama rss') > 0);
   }
   if (servers.includes('superfluid')) {
@@ -211,6 +221,78 @@ for (const [scenario, check] of Object.entries(checks)) {
     }
   });
 }
+
+// The other APIs and the kills, at a smaller size still (1 trajectory of 3 calls, turn 2
+// dropped): counts that must add up, the interruption's cost, no timing thresholds.
+function enduranceSmall(s, name, { kill = false } = {}) {
+  const calls = fig(s.calls, 'calls');
+  assert.equal(calls, 3);
+  assert.equal(fig(s.errors, 'errors'), 0);
+  const valid = fig(s.schema_valid_calls, 'valid');
+  const bad = fig(s.malformed_calls, 'malformed') + fig(s.truncated_calls, 'truncated');
+  assert.equal(valid + bad, calls, `${name}: every call valid, malformed or truncated`);
+  const before = fig(s.interrupt_tokens_before_cut, 'before cut');
+  assert.equal(before, 2);
+  const lost = fig(s.interrupt_tokens_lost, 'lost'), dup = fig(s.interrupt_tokens_duplicated, 'duplicated');
+  assert.ok(lost >= 0 && dup >= 0 && lost + dup <= before, `${name}: lost ${lost} + duplicated ${dup} ≤ ${before}`);
+  assert.equal(fig(s.interrupt_consistent, 'consistent'), lost === 0 ? 1 : 0);
+  assert.equal(fig(s.interrupt_killed, 'killed'), kill ? 1 : 0);
+  if (kill) {
+    assert.equal(fig(s.interrupt_kill_ok, 'kill ok'), 1, `${name}: killed and serving again`);
+    // One trajectory: no other turn for the kill to break.
+    assert.equal(fig(s.broken_turns, 'broken turns'), 0);
+  }
+  assert.ok(fig(s.prefilled_tokens_per_turn, 'prefilled') > 0);
+  if (name === 'superfluid') {
+    // Every call holds to its schema; the dropped answer is re-attached from the journal (after
+    // the kill too): nothing lost, duplicated or computed again by the client's doing.
+    assert.equal(valid, calls, 'every call valid against its schema');
+    assert.equal(fig(s.interrupt_reattached, 'reattached'), 1);
+    assert.equal(lost + dup, 0);
+    assert.equal(fig(s.interrupt_prefill_recomputed, 'prefill recomputed'), 0);
+    assert.equal(fig(s.interrupt_decode_recomputed, 'decode recomputed'), 0);
+    // After a kill, the restarted worker's own count of what it prefilled to resume.
+    if (kill) assert.ok(fig(s.interrupt_server_prefilled, 'server prefilled') >= 0);
+  } else {
+    // Re-sent: the 2 tokens are generated again, kept (duplicated) or replaced (lost).
+    assert.equal(fig(s.interrupt_reattached, 'reattached'), 0);
+    assert.equal(fig(s.interrupt_decode_recomputed, 'decode recomputed'), 2);
+    assert.equal(lost + dup, before);
+    assert.ok(fig(s.interrupt_prefill_recomputed, 'prefill recomputed') >= 0);
+  }
+}
+
+const SMALLER = ['--agents', '1', '--turns', '3', '--interrupt-at', '2', '--call-tokens', '160'];
+
+test(`bench endurance --api anthropic --kill worker: ${servers.join(' vs ')}`, async () => {
+  const rec = await bench('endurance', {}, [...SMALLER, '--api', 'anthropic', '--kill', 'worker'], { tag: '-anthropic' });
+  common(rec, 'endurance', servers);
+  assert.equal(rec.sizes.endurance_api, 'anthropic');
+  for (const name of servers) enduranceSmall(rec.servers[name], name, { kill: true });
+  // Anthropic usage: input_tokens + cache_read_input_tokens is the whole prompt, and it grows.
+  const s = rec.servers.superfluid;
+  assert.ok(fig(s.context_tokens_last, 'last') > fig(s.context_tokens_first, 'first'));
+});
+
+test('bench endurance --api responses --kill head: superfluid (the journal re-attached after a restart)', async () => {
+  const rec = await bench('endurance', {}, [...SMALLER, '--api', 'responses', '--kill', 'head'], { peer: false, tag: '-responses' });
+  common(rec, 'endurance', ['superfluid']);
+  enduranceSmall(rec.servers.superfluid, 'superfluid', { kill: true });
+});
+
+test(`bench endurance --api ollama: ${servers.join(' vs ')} (llama-server: n/a)`, async () => {
+  const rec = await bench('endurance', {}, [...SMALLER, '--api', 'ollama'], { tag: '-ollama' });
+  common(rec, 'endurance', servers, { ratios: false });  // nothing to compare with n/a
+  const s = rec.servers.superfluid;
+  assert.equal(fig(s.api_served, 'api_served'), 1);
+  enduranceSmall(s, 'superfluid');
+  // Ollama reports prompt_eval_count (what was computed), no prompt total.
+  assert.equal(s.context_tokens_first, null);
+  if (LLAMA) {
+    assert.equal(fig(rec.servers['llama-server'].api_served, 'peer api_served'), 0);
+    assert.match(rec.per_run[0]['llama-server'].notes.join(' '), /n\/a/);
+  }
+});
 
 test('bench --url measures a running server (no restart or kill)', async () => {
   const server = await startServer(['--ctx-size', '2048', '--parallel', '4']);

@@ -309,3 +309,35 @@ test('a full journal: the stream ends with an error, no unjournaled token was de
     await server.stop();
   }
 });
+
+test('X-Superfluid-Detach on /v1/messages, /v1/responses and /api/chat: the session outlives its client (without it, the drop cancels)', async () => {
+  const server = await startServer();
+  try {
+    const model = (await (await fetch(`${server.url}/v1/models`)).json()).data[0].id;
+    const ask = [{ role: 'user', content: 'Write a long essay.' }];
+    const bodies = {
+      '/v1/messages': { model, messages: ask, max_tokens: 48, stream: true },
+      '/v1/responses': { model, input: ask, max_output_tokens: 48, stream: true },
+      '/api/chat': { model, messages: ask, stream: true, options: { num_predict: 48 } },
+    };
+    for (const [path, body] of Object.entries(bodies)) {
+      for (const detach of [true, false]) {
+        const ctl = new AbortController();
+        const headers = { 'content-type': 'application/json', ...(detach ? { 'X-Superfluid-Detach': 'true' } : {}) };
+        const res = await fetch(`${server.url}${path}`, { method: 'POST', signal: ctl.signal, headers, body: JSON.stringify(body) });
+        assert.equal(res.status, 200, path);
+        const id = res.headers.get('x-superfluid-session');
+        await res.body.getReader().read();
+        ctl.abort();
+        const end = await until(async () => {
+          const s = await (await fetch(`${server.url}/v1/sessions/${id}`)).json();
+          return s.status !== 'running' ? s : null;
+        }, 60000, 100);
+        assert.ok(end, `${path}: the session ended`);
+        assert.equal(end.status, detach ? 'completed' : 'cancelled', `${path} detach=${detach}`);
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+});
