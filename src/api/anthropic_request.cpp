@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 
+#include "api/json_fields.h"
 #include "api/openai_chat_options.h"
 
 namespace sf {
@@ -347,7 +348,7 @@ bool parse_anthropic_messages(const std::string &body, bool count_only, generate
     }
     for (size_t i = 0; i < j["messages"].size(); ++i) {
         const auto &m = j["messages"][i];
-        if (m.is_object() && m.value("role", "") == "system" && m.contains("content")) {
+        if (fields::text_or(m, "role") == "system" && m.contains("content")) {
             std::string text;
             if (!blocks_text(m["content"], "messages." + std::to_string(i) + ".content", false,
                              text, err))
@@ -357,7 +358,8 @@ bool parse_anthropic_messages(const std::string &body, bool count_only, generate
         }
         if (!parse_message(m, i, out.messages, err)) return false;
     }
-    if (!system.empty()) out.messages.insert(out.messages.begin(), {"system", system, "", "", "", {}});
+    if (!system.empty())
+        out.messages.insert(out.messages.begin(), {"system", system, "", "", "", {}});
     if (out.messages.empty() || (out.messages.size() == 1 && !system.empty())) {
         err = bad_request("messages: at least one message is required", "messages");
         return false;
@@ -367,6 +369,10 @@ bool parse_anthropic_messages(const std::string &body, bool count_only, generate
         return false;
     // Structured outputs (beta): {"output_format": {"type": "json_schema", "schema": {…}}}.
     if (present(j, "output_format")) {
+        if (!j["output_format"].is_object()) {
+            err = bad_request("output_format: must be an object", "output_format");
+            return false;
+        }
         json rf = {{"response_format",
                     {{"type", "json_schema"},
                      {"json_schema", {{"schema", j["output_format"].value("schema", json())}}}}}};

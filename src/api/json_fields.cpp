@@ -33,6 +33,18 @@ bool absent(const json &obj, const char *key) {
     return it == obj.end() || it->is_null();
 }
 
+std::string text_or(const json &obj, const char *key, const std::string &dflt) {
+    if (!obj.is_object()) return dflt;
+    auto it = obj.find(key);
+    return it != obj.end() && it->is_string() ? it->get<std::string>() : dflt;
+}
+
+bool flag_or(const json &obj, const char *key, bool dflt) {
+    if (!obj.is_object()) return dflt;
+    auto it = obj.find(key);
+    return it != obj.end() && it->is_boolean() ? it->get<bool>() : dflt;
+}
+
 bool number(const json &obj, const char *key, double lo, double hi, float &out, api_error &err,
             const std::string &path) {
     if (absent(obj, key)) return true;

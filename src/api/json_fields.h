@@ -21,6 +21,15 @@ bool parse_object(const std::string &body, json &out, api_error &err);
 /** True when `key` is missing or null. */
 bool absent(const json &obj, const char *key);
 
+/**
+ * The string at `key` of `obj`, or `dflt` when `obj` is not an object or the key is missing or
+ * holds another type. Never throws (json::value() throws type_error on a present key of another
+ * type, which a client's body must never cause: fuzz_anthropic_request found one).
+ */
+std::string text_or(const json &obj, const char *key, const std::string &dflt = "");
+/** The boolean at `key` of `obj`, or `dflt` as text_or() does. Never throws. */
+bool flag_or(const json &obj, const char *key, bool dflt);
+
 /** A number within [lo, hi]. `path` prefixes the key in messages ("options." …). */
 bool number(const json &obj, const char *key, double lo, double hi, float &out, api_error &err,
             const std::string &path = "");

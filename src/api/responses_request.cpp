@@ -17,7 +17,7 @@ bool parse_text_format(const json &j, chat_options &chat, api_error &err) {
     if (fields::absent(j, "text") || !j["text"].is_object() || fields::absent(j["text"], "format"))
         return true;
     const json &f          = j["text"]["format"];
-    const std::string type = f.is_object() ? f.value("type", "") : "";
+    const std::string type = fields::text_or(f, "type");
     if (type == "text") return true;
     if (type == "json_object") {
         chat.json_schema = R"({"type":"object"})";

@@ -19,7 +19,7 @@ void collect(const json &tools, const std::string &ns, std::vector<responses_too
     if (!tools.is_array()) return;
     for (const auto &t : tools) {
         if (!t.is_object()) continue;
-        const std::string type = t.value("type", "");
+        const std::string type = fields::text_or(t, "type");
         const json &name       = t.contains("name") ? t["name"] : json();
         if (type == "namespace" && ns.empty() && name.is_string() && t.contains("tools")) {
             collect(t["tools"], name.get<std::string>(), out);
@@ -36,10 +36,10 @@ std::string custom_description(const json &t) {
                         ? t["description"].get<std::string>()
                         : "";
     const json &f = t.contains("format") ? t["format"] : json();
-    if (f.is_object() && f.value("type", "") == "grammar" && f.contains("definition") &&
+    if (fields::text_or(f, "type") == "grammar" && f.contains("definition") &&
         f["definition"].is_string()) {
         d += (d.empty() ? "" : "\n\n") + std::string("The input follows this ") +
-             f.value("syntax", "") + " grammar:\n" + f["definition"].get<std::string>();
+             fields::text_or(f, "syntax") + " grammar:\n" + f["definition"].get<std::string>();
     }
     return d;
 }
@@ -102,7 +102,7 @@ bool named_choice(const json &tc, const chat_options &chat, std::string &out, ap
 // {"type":"allowed_tools","mode":"auto"|"required","tools":[{"type":"function","name"},…]}:
 // the offered tools narrowed to the listed ones.
 bool allowed_tools(const json &tc, chat_options &chat, api_error &err) {
-    const std::string mode = tc.value("mode", "auto");
+    const std::string mode = fields::text_or(tc, "mode", "auto");
     if (mode != "auto" && mode != "required") {
         err = bad_request("'tool_choice.mode' must be auto or required", "tool_choice.mode",
                           "invalid_value");
@@ -191,7 +191,7 @@ bool parse_responses_tools(const json &j, chat_options &chat, std::vector<std::s
             for (size_t k = 0; k < inner.size(); ++k) {
                 const json &it         = inner[k];
                 const std::string ip   = p + ".tools[" + std::to_string(k) + "]";
-                const std::string kind = it.is_object() ? it.value("type", "") : "";
+                const std::string kind = fields::text_or(it, "type");
                 if (kind == "function" || kind == "custom") {
                     if (!callable(it, kind, ns, ip, chat, err)) return false;
                 } else {

@@ -139,8 +139,10 @@ void header_deadline::expire(const tracked_connection &c) {
     (void)!send(c.fd, resp.data(), resp.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     shutdown(c.fd, SHUT_RDWR);  // httplib's blocked read returns; it closes the socket
     ++stats_->header_timeouts;
-    SF_LOG_WARN("http", "a request did not arrive in time (%lld ms for its headers, more for a body): closed (408)",
-                static_cast<long long>(timeout_.count()));
+    SF_LOG_WARN(
+        "http",
+        "a request did not arrive in time (%lld ms for its headers, more for a body): closed (408)",
+        static_cast<long long>(timeout_.count()));
 }
 
 void header_deadline::reap_loop() {

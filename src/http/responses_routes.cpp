@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "api/json_fields.h"
 #include "api/responses_request.h"
 #include "api/responses_response.h"
 #include "http/header_deadline.h"
@@ -104,7 +105,8 @@ std::shared_ptr<session> find_response(const openai_route_context &rc, const htt
     const std::string id = req.matches[1];
     std::shared_ptr<session> s;
     if (id.rfind("resp_", 0) == 0) s = rc.sessions->find(id.substr(5));
-    if (!s || s->api() != "openai.responses" || !responses_echo(*s).value("store", false)) {
+    if (!s || s->api() != "openai.responses" ||
+        !fields::flag_or(responses_echo(*s), "store", false)) {
         send_error(
             res, api_error{404, "invalid_request_error", "No response found with id '" + id + "'.",
                            "response_id", "response_not_found"});
@@ -148,7 +150,7 @@ void handle_cancel(const httplib::Request &req, httplib::Response &res,
                    const openai_route_context &rc) {
     auto s = find_response(rc, req, res);
     if (!s) return;
-    if (!responses_echo(*s).value("background", false)) {
+    if (!fields::flag_or(responses_echo(*s), "background", false)) {
         return send_error(res, bad_request("Only responses created with background set to true "
                                            "can be cancelled.",
                                            "response_id", "invalid_request"));

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "api/json_fields.h"
 #include "http/header_deadline.h"
 #include "models/model_store.h"
 #include "util/log.h"
@@ -123,7 +124,7 @@ void register_store_routes(httplib::Server &svr, const std::string &state_dir) {
                          "\"" + model + "\" is not a hub model name (org/repo[:TAG][@rev])");
             return;
         }
-        if (!body.value("stream", true)) {
+        if (!fields::flag_or(body, "stream", true)) {
             models::model_entry e;
             std::string error;
             auto s = st->pull(*ref, {}, e, error);
