@@ -477,6 +477,7 @@ std::vector<int32_t> scheduler::add_drafts(const std::vector<plan_entry> &plan,
         const auto &s = slots_[plan[i].slot].seq;
         auto &it      = items[i];
         if (!s.generating || !it.want_logits || it.tokens.size() != 1) continue;
+        if (!s.req.sampling.speculative) continue;  // the request opted out
         if (interactive && s.req.cls != priority_class::INTERACTIVE) continue;
         const int64_t room = std::min<int64_t>(
             {dmax, static_cast<int64_t>(s.req.sampling.max_tokens) - s.n_generated - 1,

@@ -95,6 +95,8 @@ async function scenario(server) {
   // A grammar (json_schema), one alone and beside seven others.
   out.schema = [await stream(server, schemaBody)];
   out.schema8 = await Promise.all([schemaBody, ...bodies('Beside', 7)].map((b) => stream(server, b)));
+  // A request that opts out of drafts ("speculative": false): accepted, the same text.
+  out.optout = [await stream(server, { ...bodies('Solo', 1)[0], speculative: false })];
   // The kill scenario's requests, uninterrupted (the reference for scenarioKills).
   out.killed = await Promise.all(bodies('Killed', 8, { max_tokens: 200 }).map((b) => stream(server, b)));
   return out;
@@ -126,7 +128,7 @@ test('ngram speculation: streams equal the streams without it (greedy, seeded, c
   const on = await startServer([...common, '--spec-type', 'ngram', '--spec-draft-max', '8']);
   try {
     const got = await scenario(on);
-    for (const k of ['c1', 'c8', 'schema', 'schema8']) assertSame(k, got[k], ref[k]);
+    for (const k of ['c1', 'c8', 'schema', 'schema8', 'optout']) assertSame(k, got[k], ref[k]);
     const m = await until(async () => {
       const x = await on.metrics();
       return x.spec_draft_tokens_total > 0 ? x : null;

@@ -64,6 +64,7 @@ struct req {
     int max_tokens;
     std::vector<std::string> stops;
     sf::priority_class cls = sf::priority_class::NORMAL;
+    bool speculative       = true;
 };
 
 run_result run(int32_t dmax, int32_t eog_at, const std::vector<req> &reqs) {
@@ -80,9 +81,10 @@ run_result run(int32_t dmax, int32_t eog_at, const std::vector<req> &reqs) {
         r.session_id = "s" + std::to_string(i);
         r.cls        = reqs[i].cls;
         r.prompt.assign(10 + i, 10);
-        r.sampling.max_tokens = reqs[i].max_tokens;
-        r.stops               = reqs[i].stops;
-        r.channel             = ch;
+        r.sampling.max_tokens  = reqs[i].max_tokens;
+        r.stops                = reqs[i].stops;
+        r.sampling.speculative = reqs[i].speculative;
+        r.channel              = ch;
         s.submit(std::move(r));
         chans.push_back(ch);
     }
@@ -161,6 +163,21 @@ TEST(SchedulerSpeculation, NoDraftsOfOtherClassesInATickWithAnInteractiveSequenc
             if (it.seq != 0) EXPECT_EQ(it.n_logits, 1) << "a batch draft beside the interactive";
     }
     EXPECT_GT(interactive_ticks, 0);
+}
+
+TEST(SchedulerSpeculation, ARequestThatOptsOutGetsNoDrafts) {
+    const std::vector<req> reqs = {{20, {}, sf::priority_class::NORMAL, false},
+                                   {20, {}, sf::priority_class::NORMAL, true}};
+    const auto spec             = run(4, -1, reqs);
+    expect_same(spec, run(0, -1, reqs));
+    bool drafted_other = false;
+    for (const auto &call : spec.calls) {
+        for (const auto &it : call) {
+            if (it.seq == 0) EXPECT_EQ(it.n_logits, 1) << "a draft for the opted-out request";
+            drafted_other |= it.seq == 1 && it.n_logits > 1;
+        }
+    }
+    EXPECT_TRUE(drafted_other);
 }
 
 }  // namespace
