@@ -155,6 +155,8 @@ bool parse_common(const json &j, generate_request &out, openai_options &opts,
 
     // llama-server's extension: keep generating past end-of-generation tokens.
     if (!opt_bool(j, "ignore_eos", s.ignore_eos, err)) return false;
+    // Ours: "speculative": false opts the request out of speculative drafts (--spec-type).
+    if (!opt_bool(j, "speculative", s.speculative, err)) return false;
     if (!parse_body_priority(j, out, err)) return false;
 
     // max_completion_tokens is current, max_tokens its deprecated alias (both honoured).

@@ -13,6 +13,7 @@
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
 #include "engine/llama/kv_config.h"
+#include "engine/llama/speculation.h"
 #include "sf_version.h"  // generated: cmake/version.cmake
 #include "worker/worker_main.h"
 
@@ -146,6 +147,17 @@ int main(int argc, char **argv) {
     serve->add_option("--flash-attn", so.flash_attn, "Flash attention: auto, on or off")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "on", "off"}));
+    serve
+        ->add_option("--spec-type", so.spec_type,
+                     "Speculative decoding: none, or ngram (drafts from n-gram lookup in each "
+                     "request's own prompt and output; streams stay byte-identical)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"none", "ngram"}));
+    serve
+        ->add_option("--spec-draft-max", so.spec_draft_max,
+                     "Most draft tokens per sequence per tick")
+        ->capture_default_str()
+        ->check(CLI::Range(1, sf::k_spec_draft_limit));
 
     std::string journal_mode = "on";
     serve
@@ -251,6 +263,13 @@ int main(int argc, char **argv) {
     worker->add_option("--cache-type-k", wo.engine.cache_type_k, "KV cache type of K");
     worker->add_option("--cache-type-v", wo.engine.cache_type_v, "KV cache type of V");
     worker->add_option("--flash-attn", wo.engine.flash_attn, "Flash attention: auto, on, off");
+    std::string worker_spec_type = "none";
+    worker->add_option("--spec-type", worker_spec_type, "Speculative decoding: none, ngram")
+        ->check(CLI::IsMember({"none", "ngram"}));
+    worker
+        ->add_option("--spec-draft-max", wo.engine.spec.draft_max,
+                     "Most draft tokens per sequence per tick")
+        ->check(CLI::Range(1, sf::k_spec_draft_limit));
 
     sf::bench::bench_options bo;
     auto *bench =
@@ -274,6 +293,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "worker: give --socket PATH or --listen HOST:PORT\n");
             return 2;
         }
+        sf::parse_spec_type(worker_spec_type, wo.engine.spec.type);
         return sf::run_worker(wo);
     }
     if (*ps) return sf::run_ps(ps_host, ps_port);

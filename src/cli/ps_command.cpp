@@ -31,6 +31,14 @@ int run_ps(const std::string &host, int port) {
         printf("%-28s %-8d %-6d %-9s %s\n", m.value("name", "").c_str(),
                m.value("context_length", 0), m.value("parallel", 0), worker.c_str(),
                m.value("path", "").c_str());
+        // Speculative decoding, once the worker has verified drafts (--spec-type).
+        const auto sp        = m.value("speculation", nlohmann::json::object());
+        const double drafted = sp.value("drafted_tokens", 0.0);
+        if (drafted > 0) {
+            const double accepted = sp.value("accepted_tokens", 0.0);
+            printf("  speculation: %.0f draft tokens, %.0f accepted (%.1f%%)\n", drafted, accepted,
+                   100.0 * accepted / drafted);
+        }
     }
     const auto &sessions = j.value("sessions", nlohmann::json::array());
     printf("\n%-26s %-12s %-11s %8s %10s %8s\n", "SESSION", "PRIORITY", "STATE", "PROMPT",

@@ -113,6 +113,9 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
                              cache_dir, "--cache-disk-bytes", std::to_string(opts.cache_disk)});
     argv.insert(argv.end(), {"--cache-type-k", opts.cache_type_k, "--cache-type-v",
                              opts.cache_type_v, "--flash-attn", opts.flash_attn});
+    if (opts.spec_type != "none")
+        argv.insert(argv.end(), {"--spec-type", opts.spec_type, "--spec-draft-max",
+                                 std::to_string(opts.spec_draft_max)});
     if (!opts.scripted_output.empty())
         argv.insert(argv.end(), {"--scripted-output", opts.scripted_output});
     return argv;

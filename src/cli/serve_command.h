@@ -38,6 +38,9 @@ struct serve_options {
     std::string cache_type_k = "f16";  // KV cache element types (llama-server's names)
     std::string cache_type_v = "f16";
     std::string flash_attn   = "auto";  // auto | on | off
+    // Speculative decoding (engine/llama/speculation.h): none | ngram; draft tokens per tick.
+    std::string spec_type  = "none";
+    int32_t spec_draft_max = 8;
     // The token journal (src/journal): STATE/journal.db.
     bool journal              = true;           // --journal on|off (off: for benchmarks)
     std::string journal_sync  = "normal";       // off | normal | full (SQLite PRAGMA synchronous)

@@ -46,6 +46,9 @@ struct sampling_params {
     int32_t max_tokens      = 256;  // generated tokens, >= 1
     std::vector<std::string> stop;
     bool ignore_eos = false;
+    // false: this request's decode steps carry no speculative draft (--spec-type). Output is
+    // the same either way; opting out saves the verification rows of drafts it would reject.
+    bool speculative = true;
     output_constraint constraint;  // set by the worker from the rendered chat, not by clients
 };
 

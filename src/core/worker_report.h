@@ -60,7 +60,9 @@ struct worker_status {
     int64_t kv_total_cells     = 0;          // n_ctx * parallel
     int64_t kv_bytes_per_token = 0;          // KV cache bytes per token; 0: not per token (hybrid)
     std::string cache_type_k, cache_type_v;  // KV cache element types
-    uint64_t parked_bytes = 0;               // host memory of preempted sequences
+    uint64_t parked_bytes         = 0;       // host memory of preempted sequences
+    uint64_t spec_drafted_tokens  = 0;       // speculative draft tokens verified
+    uint64_t spec_accepted_tokens = 0;       // ... of which accepted
     cache_report cache;
 };
 

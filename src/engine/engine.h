@@ -32,6 +32,9 @@ struct batch_item {
     std::vector<token_id> tokens;
     int32_t pos      = 0;
     bool want_logits = false;  // logits of the last token are needed (to sample)
+    // With want_logits: the last n_logits tokens get logits. More than 1 for a sequence whose
+    // item carries a speculative draft behind its token (tokens = [last, d1..dk], n_logits = k+1).
+    int32_t n_logits = 1;
 };
 
 /**
@@ -83,6 +86,29 @@ class engine_i {
     virtual int decode(const std::vector<batch_item> &items) = 0;
     /** Samples (and records) token number `index` of `seq` from items[item] of the last decode. */
     virtual token_id sample(int seq, int item, uint32_t index) = 0;
+    /**
+     * Speculative decoding: the most draft tokens the engine verifies per sequence and tick
+     * (0: speculation off, then draft and sample_at are never called).
+     */
+    virtual int32_t spec_draft_max() const { return 0; }
+    /**
+     * Proposes up to n_max tokens to follow `tokens` (sequence `seq`'s prompt and generated
+     * tokens; the last is the token decoded next) into `out`, cleared first; empty: no draft.
+     * Tick thread; adds no decode pass.
+     */
+    virtual void draft(int /*seq*/, std::span<const token_id> /*tokens*/, int32_t /*n_max*/,
+                       std::vector<token_id> &out) {
+        out.clear();
+    }
+    /**
+     * Samples (and records) token number `index` of `seq` from the logits of row `offset` of
+     * items[item] of the last decode (0: the first of its n_logits rows). Verification calls it
+     * for offsets 0, 1, … in order while the sampled token equals the draft token there, so the
+     * sampler (penalties, grammar) advances token by token exactly as without a draft.
+     */
+    virtual token_id sample_at(int seq, int item, int32_t /*offset*/, uint32_t index) {
+        return sample(seq, item, index);
+    }
     /** Frees the sequence's KV cells and sampler. */
     virtual void seq_end(int seq) = 0;
     /**

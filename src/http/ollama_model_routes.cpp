@@ -206,6 +206,8 @@ void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx
         model["kv_cache"]       = {{"type_k", h.status.cache_type_k},
                                    {"type_v", h.status.cache_type_v},
                                    {"bytes_per_token", h.status.kv_bytes_per_token}};
+        model["speculation"]    = {{"drafted_tokens", h.status.spec_drafted_tokens},
+                                   {"accepted_tokens", h.status.spec_accepted_tokens}};
         const auto w            = sessions.worker_stats();
         model["worker"]         = {
                     {"pid", w.pid}, {"ready", h.reachable && h.status.ready}, {"starts", w.starts}};

@@ -84,6 +84,15 @@ std::string metrics_text(session_manager &sessions) {
              double(r.kv_bytes_per_token));
     p.metric("parked_bytes", "gauge", "host memory holding preempted sequences",
              double(r.parked_bytes));
+    p.metric("spec_draft_tokens_total", "counter",
+             "speculative draft tokens verified (--spec-type)", double(r.spec_drafted_tokens));
+    p.metric("spec_accepted_tokens_total", "counter",
+             "draft tokens accepted: the tokens the model sampled itself",
+             double(r.spec_accepted_tokens));
+    p.metric("spec_acceptance_rate", "gauge", "accepted / drafted tokens since the worker started",
+             r.spec_drafted_tokens > 0
+                 ? double(r.spec_accepted_tokens) / double(r.spec_drafted_tokens)
+                 : 0.0);
     p.family("num_requests_running_by_class", "gauge",
              "sequences holding a slot, by priority class");
     for (const auto &c : r.classes)

@@ -36,6 +36,7 @@ void to_proto(const sampling_params &s, pb::SamplingParams &out) {
     out.set_seed(s.seed);
     out.set_max_tokens(s.max_tokens);
     out.set_ignore_eos(s.ignore_eos);
+    out.set_no_speculation(!s.speculative);
     for (const auto &st : s.stop) out.add_stop(st);
 }
 
@@ -52,6 +53,7 @@ sampling_params from_proto(const pb::SamplingParams &p) {
     s.seed              = p.seed();
     s.max_tokens        = p.max_tokens();
     s.ignore_eos        = p.ignore_eos();
+    s.speculative       = !p.no_speculation();
     s.stop.assign(p.stop().begin(), p.stop().end());
     return s;
 }

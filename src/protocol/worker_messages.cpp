@@ -72,6 +72,8 @@ void to_proto(const worker_status &s, pb::HealthReply &out) {
     out.set_cache_type_k(s.cache_type_k);
     out.set_cache_type_v(s.cache_type_v);
     out.set_parked_bytes(s.parked_bytes);
+    out.set_spec_drafted_tokens(s.spec_drafted_tokens);
+    out.set_spec_accepted_tokens(s.spec_accepted_tokens);
     for (const auto &c : s.classes) {
         auto *pc = out.add_classes();
         pc->set_name(c.name);
@@ -118,6 +120,8 @@ worker_status from_proto(const pb::HealthReply &r) {
     s.cache_type_k            = r.cache_type_k();
     s.cache_type_v            = r.cache_type_v();
     s.parked_bytes            = r.parked_bytes();
+    s.spec_drafted_tokens     = r.spec_drafted_tokens();
+    s.spec_accepted_tokens    = r.spec_accepted_tokens();
     for (const auto &c : r.classes())
         s.classes.push_back({c.name(), c.running(), c.waiting(), c.preemptions()});
     const auto &c            = r.cache();

@@ -315,6 +315,8 @@ void scheduler::finish(int slot, finish_reason reason, std::string error) {
     ev.completion_tokens = static_cast<int32_t>(s.n_generated);
     ev.cached_tokens     = s.cached;
     s.req.channel->push(std::move(ev));
+    // Verified draft cells past the tokens handed out so far are not part of the sequence.
+    if (s.cells_ahead) engine_.seq_trim(slot, s.n_past);
     // What the sequence computed stays reusable: the next turn of a conversation extends it.
     if (opts_.cache && s.attached && reason != finish_reason::ERROR && s.n_past > 0)
         opts_.cache->retain(slot, std::span(s.tokens).first(static_cast<size_t>(s.n_past)));
@@ -408,6 +410,8 @@ bool scheduler::tick() {
             n_steps += e.n_tokens;
         items.push_back(std::move(it));
     }
+    const auto drafts = add_drafts(plan, items);
+    for (int32_t d : drafts) n_steps += d;
     const auto started = this->now();
     int rc             = engine_.decode(items);
     adapt_prefill_budget(n_prompt, n_steps,
@@ -444,9 +448,13 @@ bool scheduler::tick() {
                                       std::span(s.tokens).first(static_cast<size_t>(s.n_past)));
             s.boundaries.erase(s.boundaries.begin());
         }
-        if (items[i].want_logits)
+        if (!items[i].want_logits) continue;
+        if (drafts[i] > 0) {
+            verify(plan[i].slot, static_cast<int>(i), items[i], drafts[i]);
+        } else {
             on_sampled(plan[i].slot,
                        engine_.sample(plan[i].slot, static_cast<int>(i), s.n_generated));
+        }
     }
     return true;
 }

@@ -51,6 +51,8 @@ struct scheduler_stats {
     uint64_t generated_tokens       = 0;  // tokens sampled
     uint64_t preemptions            = 0;  // sequences parked to make room
     int64_t kv_used                 = 0;  // KV cells held by running sequences
+    uint64_t spec_drafted           = 0;  // draft tokens verified (speculative decoding)
+    uint64_t spec_accepted          = 0;  // of which the target sampled itself (kept)
     std::array<int32_t, k_classes> running_by_class{};
     std::array<int32_t, k_classes> waiting_by_class{};
     std::array<uint64_t, k_classes> preemptions_by_class{};  // by the parked sequence's class
@@ -132,6 +134,9 @@ class scheduler {
         int64_t served_in_slot = 0;       // tokens computed since it last entered a slot
         uint32_t parks         = 0;       // times it was parked
         service_rank queue_rank;          // admission's sort key, set before each sort
+        // The engine's memory holds verified draft cells beyond n_past while a tick's accepted
+        // tokens are handed out one by one: finish() cuts them before the cache keeps it.
+        bool cells_ahead = false;
     };
     struct slot {
         bool used = false;
@@ -152,6 +157,13 @@ class scheduler {
     void finish(int slot, finish_reason reason, std::string error = {});
     void finish_waiting(seq_state &s, finish_reason reason);
     void on_sampled(int slot, token_id t);
+    // Speculative decoding (tick thread): adds a draft to each eligible decode step of `plan`
+    // (items[i] belongs to plan[i]); returns each item's draft length.
+    std::vector<int32_t> add_drafts(const std::vector<plan_entry> &plan,
+                                    std::vector<batch_item> &items);
+    // Verifies item `item` of slot `slot` (a decode step with a draft of n_draft tokens) after
+    // the decode: samples while the draft holds, cuts the rejected cells, hands out the tokens.
+    void verify(int slot, int item, const batch_item &it, int32_t n_draft);
     void attach_new();
     int32_t reusable_soon(int slot, int32_t max_len) const;
     std::vector<cache::live_source> live_sources(int except) const;

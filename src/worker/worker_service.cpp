@@ -250,6 +250,8 @@ grpc::Status worker_service::Health(grpc::ServerContext *, const pb::HealthReque
     reply->set_cache_type_v(facts_.cache_type_v);
     reply->set_parked_bytes(engine_->parked_bytes());
     reply->set_last_sequences_per_tick(st.last_sequences_per_tick);
+    reply->set_spec_drafted_tokens(st.spec_drafted);
+    reply->set_spec_accepted_tokens(st.spec_accepted);
     if (cache_) {
         const auto c = cache_->stats();
         auto *cs     = reply->mutable_cache();

@@ -51,6 +51,7 @@ struct llama_engine::impl {
     ggml_threadpool *threadpool = nullptr;
     std::vector<common_sampler *> samplers;  // by seq id
     std::vector<int32_t> item_logits_index;  // batch index of each item's last token, last decode
+    std::vector<int32_t> item_n_logits;      // rows with logits of each item (its last tokens)
 
     struct parked_seq {
         host_buffer state;  // llama_state_seq_get_data of the sequence
@@ -86,12 +87,27 @@ llama_engine::llama_engine(const llama_engine_options &opts)
 
     int32_t threads =
         opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+    // Recurrent and hybrid memories refuse partial removal, and a sliding-window cache has
+    // dropped old cells: there, only whole saved states are reusable (ENGINE-NOTES.md).
+    partial_ = !llama_model_is_recurrent(impl_->model) && !llama_model_is_hybrid(impl_->model) &&
+               llama_model_n_swa(impl_->model) == 0;
+    if (opts.spec.type != spec_type::NONE) {
+        if (partial_) {
+            spec_draft_max_ = std::clamp(opts.spec.draft_max, 1, k_spec_draft_limit);
+        } else {
+            SF_LOG_WARN("engine",
+                        "speculative decoding is off: this model's memory cannot drop "
+                        "a rejected draft (recurrent, hybrid or sliding-window)");
+        }
+    }
     llama_context_params cp = llama_context_default_params();
     cp.n_ctx = static_cast<uint32_t>(opts.ctx_size) * static_cast<uint32_t>(opts.parallel);
-    // Room for a full prefill budget plus one decode step per sequence (scheduler ticks).
-    cp.n_batch   = static_cast<uint32_t>(n_batch());
-    cp.n_ubatch  = cp.n_batch;
-    cp.n_seq_max = opts.parallel;
+    // Room for a full prefill budget plus one decode step per sequence (scheduler ticks), plus
+    // each sequence's draft when speculating (the drafts ride on top of the planned tokens).
+    const int32_t capacity = n_batch() + opts.parallel * spec_draft_max_;
+    cp.n_batch             = static_cast<uint32_t>(capacity);
+    cp.n_ubatch            = cp.n_batch;
+    cp.n_seq_max           = opts.parallel;
     // One KV stream per sequence (llama-server's default with -np): attention of a sequence
     // runs over its own cells only. A unified pool makes every token attend (masked) over all
     // sequences' cells: with 8 agents at 7,500 tokens, ggml's flash-attention kernel scanned
@@ -122,12 +138,8 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         SF_LOG_WARN("engine", "no persistent threadpool (%d threads): ggml makes one per decode",
                     threads);
     }
-    // Recurrent and hybrid memories refuse partial removal, and a sliding-window cache has
-    // dropped old cells: there, only whole saved states are reusable (ENGINE-NOTES.md).
-    partial_ = !llama_model_is_recurrent(impl_->model) && !llama_model_is_hybrid(impl_->model) &&
-               llama_model_n_swa(impl_->model) == 0;
     impl_->templates = common_chat_templates_init(impl_->model, "");
-    impl_->batch     = llama_batch_init(n_batch(), 0, 1);
+    impl_->batch     = llama_batch_init(capacity, 0, 1);
     impl_->samplers.assign(opts.parallel, nullptr);
     warm_up_chat();
 
@@ -138,9 +150,11 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         model_name_ = std::filesystem::path(opts.model_path).stem().string();
     }
     SF_LOG_INFO("engine",
-                "loaded %s (%s): ctx %d per sequence x %d sequences, batch %d, %d threads",
+                "loaded %s (%s): ctx %d per sequence x %d sequences, batch %d, %d threads, "
+                "speculation %s (draft max %d)",
                 opts.model_path.c_str(), model_name_.c_str(), opts.ctx_size, opts.parallel,
-                opts.batch_size, threads);
+                opts.batch_size, threads,
+                spec_draft_max_ > 0 ? spec_type_name(opts.spec.type) : "off", spec_draft_max_);
 }
 
 // Before the first request, the path a request takes is run once with throwaway inputs, as
@@ -328,6 +342,7 @@ bool llama_engine::seq_start(int seq, const sampling_params &p, std::span<const 
 int llama_engine::decode(const std::vector<batch_item> &items) {
     common_batch_clear(impl_->batch);
     impl_->item_logits_index.assign(items.size(), -1);
+    impl_->item_n_logits.assign(items.size(), 0);
     // Tokens go in by sequence id. With one KV stream per sequence llama.cpp splits a batch
     // into ubatches of consecutive, increasing sequence ids (llama-batch.cpp split_equal,
     // sequential): in planning order (by class) a tick of 8 decode steps became up to 8
@@ -337,12 +352,14 @@ int llama_engine::decode(const std::vector<batch_item> &items) {
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return items[a].seq < items[b].seq; });
     for (size_t i : order) {
-        const auto &it = items[i];
-        for (size_t k = 0; k < it.tokens.size(); ++k) {
-            bool last = k + 1 == it.tokens.size();
-            if (last && it.want_logits) impl_->item_logits_index[i] = impl_->batch.n_tokens;
+        const auto &it          = items[i];
+        const size_t n          = it.tokens.size();
+        const size_t n_l        = it.want_logits ? std::clamp<size_t>(it.n_logits, 1, n) : 0;
+        impl_->item_n_logits[i] = static_cast<int32_t>(n_l);
+        for (size_t k = 0; k < n; ++k) {
+            if (k + 1 == n && n_l > 0) impl_->item_logits_index[i] = impl_->batch.n_tokens;
             common_batch_add(impl_->batch, it.tokens[k], it.pos + static_cast<int32_t>(k), {it.seq},
-                             last && it.want_logits);
+                             k + n_l >= n);
         }
     }
     if (impl_->batch.n_tokens == 0) return 0;
@@ -354,6 +371,25 @@ token_id llama_engine::sample(int seq, int item, uint32_t index) {
     gumbel_sampler_set_index(common_sampler_get(s), index);
     int32_t idx = impl_->item_logits_index.at(item);
     token_id t  = common_sampler_sample(s, impl_->ctx, idx);
+    common_sampler_accept(s, t, /*is_generated=*/true);
+    return t;
+}
+
+void llama_engine::draft(int /*seq*/, std::span<const token_id> tokens, int32_t n_max,
+                         std::vector<token_id> &out) {
+    out.clear();
+    if (opts_.spec.type == spec_type::NGRAM && spec_draft_max_ > 0)
+        ngram_draft(tokens, opts_.spec, std::min(n_max, spec_draft_max_), out);
+}
+
+token_id llama_engine::sample_at(int seq, int item, int32_t offset, uint32_t index) {
+    auto *s = impl_->samplers.at(seq);
+    gumbel_sampler_set_index(common_sampler_get(s), index);
+    const int32_t n_l = impl_->item_n_logits.at(item);
+    if (offset < 0 || offset >= n_l)
+        throw std::out_of_range("sample_at: no logits at that row of the item");
+    const int32_t idx = impl_->item_logits_index.at(item) - (n_l - 1) + offset;
+    token_id t        = common_sampler_sample(s, impl_->ctx, idx);
     common_sampler_accept(s, t, /*is_generated=*/true);
     return t;
 }

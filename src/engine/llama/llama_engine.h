@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "engine/llama/speculation.h"
 
 struct llama_model;
 
@@ -25,6 +26,9 @@ struct llama_engine_options {
     std::string cache_type_k = "f16";
     std::string cache_type_v = "f16";
     std::string flash_attn   = "auto";
+    // Speculative decoding (speculation.h). Off on recurrent and hybrid models: a rejected
+    // draft's cells cannot be cut from their memory.
+    spec_options spec;
 };
 
 class llama_engine final : public engine_i {
@@ -49,6 +53,10 @@ class llama_engine final : public engine_i {
                    size_t n_generated = 0) override;
     int decode(const std::vector<batch_item> &items) override;
     token_id sample(int seq, int item, uint32_t index) override;
+    int32_t spec_draft_max() const override { return spec_draft_max_; }
+    void draft(int seq, std::span<const token_id> tokens, int32_t n_max,
+               std::vector<token_id> &out) override;
+    token_id sample_at(int seq, int item, int32_t offset, uint32_t index) override;
     void seq_end(int seq) override;
     int64_t seq_park(int seq) override;
     bool seq_unpark(int64_t handle, int seq) override;
@@ -86,6 +94,7 @@ class llama_engine final : public engine_i {
     bool partial_               = false;  // attention-only memory: prefixes can be shared and cut
     int32_t threads_            = 1;
     int64_t kv_bytes_per_token_ = 0;
+    int32_t spec_draft_max_     = 0;  // 0: speculation off
 };
 
 }  // namespace sf

@@ -18,24 +18,17 @@
 #include "engine/llama/model_info.h"
 #include "engine/text_stream.h"
 #include "mkmodel.h"
+#include "tiny_engine.h"
 
 namespace {
 
 class LlamaEngineTest : public ::testing::Test {
   protected:
     static void SetUpTestSuite() {
-        dir_ =
-            std::filesystem::temp_directory_path() / ("sf-engine-test-" + std::to_string(getpid()));
-        std::filesystem::create_directories(dir_);
-        std::string path = (dir_ / "tiny.gguf").string();
-        ASSERT_EQ(sf::mkmodel::write_model({"tiny", "qwen3", 7}, path), "");
-        sf::llama_engine_options o;
-        o.model_path = path;
-        o.ctx_size   = 512;
-        o.parallel   = 2;
-        o.batch_size = 128;
-        o.threads    = sf::test::k_decode_threads;
-        engine_      = new sf::llama_engine(o);
+        std::string err;
+        const auto o = sf::test::tiny_engine_options("engine-test", 7, dir_, err);
+        ASSERT_EQ(err, "");
+        engine_ = new sf::llama_engine(o);
     }
     static void TearDownTestSuite() {
         delete engine_;

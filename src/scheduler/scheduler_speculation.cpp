@@ -1,0 +1,76 @@
+// The scheduler's part of speculative decoding (issue #21): drafts into a tick's decode
+// steps, and their verification after the decode. Members of `scheduler` (scheduler.h).
+#include <algorithm>
+
+#include "scheduler/scheduler.h"
+
+namespace sf {
+
+// N-gram drafts cost no decode pass, only verification rows in this tick's batch. When an
+// interactive sequence is in the tick, only interactive sequences draft: the rows of other
+// classes' drafts (each with its output layer) would lengthen the interactive token's tick.
+// A draft never runs past the request's max_tokens or the context (the tokens a draft can
+// produce are tokens the sequence may still generate), so LENGTH ends where it did without one.
+std::vector<int32_t> scheduler::add_drafts(const std::vector<plan_entry> &plan,
+                                           std::vector<batch_item> &items) {
+    std::vector<int32_t> n(items.size(), 0);
+    const int32_t dmax = engine_.spec_draft_max();
+    if (dmax <= 0) return n;
+    bool interactive = false;
+    for (const auto &e : plan)
+        interactive |= slots_[e.slot].seq.req.cls == priority_class::INTERACTIVE;
+    std::vector<token_id> d;
+    for (size_t i = 0; i < items.size(); ++i) {
+        const auto &s = slots_[plan[i].slot].seq;
+        auto &it      = items[i];
+        if (!s.generating || !it.want_logits || it.tokens.size() != 1) continue;
+        if (!s.req.sampling.speculative) continue;  // the request opted out
+        if (interactive && s.req.cls != priority_class::INTERACTIVE) continue;
+        const int64_t room = std::min<int64_t>(
+            {dmax, static_cast<int64_t>(s.req.sampling.max_tokens) - s.n_generated - 1,
+             static_cast<int64_t>(engine_.n_ctx_seq()) - s.n_past - 2});
+        if (room <= 0) continue;
+        engine_.draft(plan[i].slot, s.tokens, static_cast<int32_t>(room), d);
+        if (d.empty()) continue;
+        it.tokens.insert(it.tokens.end(), d.begin(), d.end());
+        it.n_logits = static_cast<int32_t>(1 + d.size());
+        n[i]        = static_cast<int32_t>(d.size());
+    }
+    return n;
+}
+
+// Position j of the item holds the logits after [last, d1..dj]: sampled with the sequence's
+// own sampler at its counter index (gumbel_sampler.h), it is the token the sequence would
+// have sampled there without a draft, as long as d1..dj were its own previous samples. So
+// drafts are accepted while the sample equals them, the first differing sample is kept (the
+// target's own token), and the stream is the one without speculation. Grammar and penalties
+// advance token by token inside sample_at. The memory keeps [last, d1..d_accepted].
+void scheduler::verify(int slot, int item, const batch_item &it, int32_t n_draft) {
+    auto &s            = slots_[slot].seq;
+    const int32_t base = s.n_past;  // the step's own token is in memory
+    std::vector<token_id> out;
+    for (int32_t j = 0; j <= n_draft; ++j) {
+        const token_id t = engine_.sample_at(slot, item, j, s.n_generated + j);
+        out.push_back(t);
+        if (j == n_draft || t != it.tokens[1 + j]) break;
+    }
+    const auto accepted = static_cast<int32_t>(out.size()) - 1;
+    {
+        std::lock_guard lk(mu_);
+        stats_.spec_drafted += n_draft;
+        stats_.spec_accepted += accepted;
+    }
+    if (!engine_.seq_trim(slot, base + accepted)) {
+        finish(slot, finish_reason::ERROR, "the engine could not drop a rejected draft");
+        return;
+    }
+    s.cells_ahead = accepted > 0;
+    for (size_t j = 0; j < out.size(); ++j) {
+        if (j > 0) ++s.n_past;  // the accepted draft token out[j-1] is in memory
+        on_sampled(slot, out[j]);
+        if (!slots_[slot].used) return;  // finished (stop, EOG): finish() cut the rest
+    }
+    s.cells_ahead = false;
+}
+
+}  // namespace sf

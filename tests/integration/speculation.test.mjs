@@ -1,0 +1,192 @@
+// Speculative decoding (issue #21): with --spec-type ngram, every stream equals the stream of
+// the same request without speculation, byte for byte and token for token — greedy and seeded,
+// one request at a time and 8 at once, under a json_schema grammar, and across worker kills
+// mid-stream. Token i is drawn from (seed, i, logits) by the counter-based sampler, so a
+// verified draft keeps exactly the tokens the model would have sampled itself. The prompts
+// repeat text and the answers are long, so n-gram drafts happen (the drafted counter proves
+// it) and the random-weight model's greedy loops get drafts accepted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { model, runSuperfluid, startServer, until } from '../lib/server.mjs';
+import { sseFrames } from '../lib/sse.mjs';
+
+// No prefix cache: a prompt restored from it and one prefilled cold may sample differently at
+// near-ties (soak notes), which would be a difference between runs, not between the servers.
+const common = ['--cache-ram', '0', '--cache-dir', 'off', '--parallel', '8'];
+const workerPid = (server) => Number([...server.log().matchAll(/worker started, pid (\d+)/g)].at(-1)[1]);
+
+// Prompts stay under 64 tokens: ggml's CPU flash attention computes a chunk of 64 rows or more
+// per sequence on its tiled path, which rounds differently, and how a longer prompt is cut
+// into chunks depends on what else arrived in the same ticks — a difference between two runs
+// of the same requests (with or without speculation) that can flip a near-tie.
+const verse = (i, n = 2) => `Line ${i}: the river runs to the sea, the sea runs back to the river. `.repeat(n);
+
+// The requests: greedy and seeded, each with its own repeating prompt. Plain completions: the
+// chat parser holds back the whitespace the tiny model's greedy answers are made of.
+function bodies(tag, n, extra = {}) {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const seeded = i % 2 === 1;
+    out.push({
+      prompt: `${tag} ${i}. ${verse(i)}`,
+      max_tokens: 64,
+      ignore_eos: true,
+      temperature: seeded ? 0.8 : 0,
+      ...(seeded ? { seed: 1000 + i } : {}),
+      ...extra,
+    });
+  }
+  return out;
+}
+
+const schemaBody = {
+  messages: [{ role: 'user', content: `Answer in JSON. ${verse(99, 1)}` }],
+  max_tokens: 48,
+  temperature: 0,
+  response_format: {
+    type: 'json_schema',
+    json_schema: {
+      name: 'answer',
+      schema: {
+        type: 'object',
+        properties: { text: { type: 'string' }, words: { type: 'array', items: { type: 'string' } } },
+        required: ['text', 'words'],
+      },
+    },
+  },
+};
+
+// Streams one request; returns its text (content + reasoning deltas), token count and any
+// error. onAccepted(): called once the server answered 200; onDelta(): after each text delta.
+async function stream(server, body, { onAccepted, onDelta } = {}) {
+  const res = await fetch(`${server.baseURL}/${body.messages ? 'chat/completions' : 'completions'}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
+  });
+  if (res.status !== 200) assert.fail(`${res.status}: ${await res.text()}`);
+  if (onAccepted) onAccepted();
+  let text = '';
+  let usage = null;
+  let error = null;
+  for await (const { data } of sseFrames(res)) {
+    if (data === '[DONE]') continue;
+    const j = JSON.parse(data);
+    if (j.error) error = j.error;
+    if (j.usage) usage = j.usage;
+    const c = j.choices?.[0];
+    const d = (c?.delta?.reasoning_content ?? '') + (c?.delta?.content ?? '') + (c?.text ?? '');
+    if (d) {
+      text += d;
+      if (onDelta) onDelta();
+    }
+  }
+  return { text, error, completion_tokens: usage?.completion_tokens };
+}
+
+// The scenario, run against one server: results by name.
+async function scenario(server) {
+  const out = {};
+  // One at a time.
+  out.c1 = [];
+  for (const b of bodies('Solo', 4)) out.c1.push(await stream(server, b));
+  // Eight at once.
+  out.c8 = await Promise.all(bodies('Crowd', 8).map((b) => stream(server, b)));
+  // A grammar (json_schema), one alone and beside seven others.
+  out.schema = [await stream(server, schemaBody)];
+  out.schema8 = await Promise.all([schemaBody, ...bodies('Beside', 7)].map((b) => stream(server, b)));
+  // A request that opts out of drafts ("speculative": false): accepted, the same text.
+  out.optout = [await stream(server, { ...bodies('Solo', 1)[0], speculative: false })];
+  // The kill scenario's requests, uninterrupted (the reference for scenarioKills).
+  out.killed = await Promise.all(bodies('Killed', 8, { max_tokens: 200 }).map((b) => stream(server, b)));
+  return out;
+}
+
+function assertSame(name, got, want) {
+  assert.equal(got.length, want.length);
+  for (let i = 0; i < want.length; i++) {
+    assert.equal(want[i].error, null, `${name}[${i}]: the reference saw no error`);
+    assert.equal(got[i].error, null, `${name}[${i}]: no error with speculation`);
+    assert.ok(want[i].text.length > 0, `${name}[${i}]: the reference answered`);
+    assert.equal(got[i].text, want[i].text, `${name}[${i}]: the same text with speculation`);
+    if (want[i].completion_tokens !== undefined && got[i].completion_tokens !== undefined)
+      assert.equal(got[i].completion_tokens, want[i].completion_tokens, `${name}[${i}]: the same token count`);
+  }
+}
+
+test('ngram speculation: streams equal the streams without it (greedy, seeded, c1, c8, json_schema, worker kill)', async () => {
+  const off = await startServer(common);
+  let ref;
+  try {
+    ref = await scenario(off);
+    const m = await off.metrics();
+    assert.equal(m.spec_draft_tokens_total, 0, 'no drafts without --spec-type');
+  } finally {
+    await off.stop();
+  }
+
+  const on = await startServer([...common, '--spec-type', 'ngram', '--spec-draft-max', '8']);
+  try {
+    const got = await scenario(on);
+    for (const k of ['c1', 'c8', 'schema', 'schema8', 'optout']) assertSame(k, got[k], ref[k]);
+    const m = await until(async () => {
+      const x = await on.metrics();
+      return x.spec_draft_tokens_total > 0 ? x : null;
+    }, 10000);
+    assert.ok(m, 'drafts were verified (superfluid:spec_draft_tokens_total > 0)');
+    // Greedy answers of the random-weight model repeat themselves: the drafts the n-gram
+    // lookup takes from them are what the model samples again (deterministic: the accepted
+    // count depends only on the tokens).
+    assert.ok(m.spec_accepted_tokens_total > 0, 'some drafts were accepted');
+    assert.ok(m.spec_acceptance_rate > 0 && m.spec_acceptance_rate <= 1);
+    console.log(
+      `speculation: drafted ${m.spec_draft_tokens_total}, accepted ${m.spec_accepted_tokens_total} ` +
+        `(rate ${m.spec_acceptance_rate.toFixed(3)})`,
+    );
+
+    // A worker kill mid-stream with speculation on: resumed streams equal the references.
+    const before = (await on.metrics()).worker_starts_total;
+    const killed = await scenarioKills(on);
+    assert.equal(killed.endedAtKill, 0, 'the kill came while every stream was running');
+    assertSame('killed', killed.killed, ref.killed);
+    const starts = await until(async () => (await on.metrics()).worker_starts_total - before >= 1, 10000);
+    assert.ok(starts, 'the worker was restarted');
+  } finally {
+    await on.stop();
+  }
+});
+
+// The kill part: eight streams; the worker is killed once every stream was accepted (one
+// arriving during a restart gets a 503) and 16 text deltas of 1,600 were delivered. Returns
+// the streams and how many had ended by then.
+async function scenarioKills(server) {
+  let delivered = 0;
+  let accepted = 0;
+  let ended = 0;
+  let endedAtKill = -1;
+  const list = bodies('Killed', 8, { max_tokens: 200 });
+  const killed = await Promise.all(
+    list.map(async (b) => {
+      const r = await stream(server, b, {
+        onAccepted: () => accepted++,
+        onDelta: () => {
+          if (++delivered >= 16 && accepted === list.length && endedAtKill < 0) {
+            endedAtKill = ended;
+            try {
+              process.kill(workerPid(server), 'SIGKILL');
+            } catch {}
+          }
+        },
+      });
+      ended++;
+      return r;
+    }),
+  );
+  return { killed, endedAtKill };
+}
+
+test('--spec-type refuses an unknown type before the server starts', async () => {
+  const r = await runSuperfluid(['serve', model(), '--port', '1', '--spec-type', 'medusa']);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr + r.stdout, /--spec-type: medusa not in \{none,ngram\}/);
+});

@@ -1,0 +1,157 @@
+// Speculative decoding (issue #21): the n-gram drafter (pure), and verification on a real tiny
+// model: a sequence decoded with drafts behind its tokens samples exactly the tokens it samples
+// one token per decode, greedy and seeded, whether the drafts are right, wrong or partly right.
+#include "engine/llama/speculation.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "engine/llama/llama_engine.h"
+#include "tiny_engine.h"
+
+namespace {
+
+using toks = std::vector<sf::token_id>;
+
+toks draft_of(const toks &t, int32_t n_max, sf::spec_options o = {}) {
+    toks out = {99};  // cleared by ngram_draft
+    sf::ngram_draft(t, o, n_max, out);
+    return out;
+}
+
+TEST(NgramDraft, ContinuesTheMostRecentEarlierOccurrenceOfTheLongestSuffix) {
+    // Suffix [1 2 3] occurs at 0 (followed by 7 8) and [2 3] also at 5 (followed by 9):
+    // the longer match wins although the shorter one is more recent.
+    EXPECT_EQ(draft_of({1, 2, 3, 7, 8, 2, 3, 9, 4, 1, 2, 3}, 8), (toks{7, 8, 2, 3, 9, 4, 1, 2}));
+    // Only [2 3] recurs: its most recent earlier occurrence.
+    EXPECT_EQ(draft_of({2, 3, 5, 2, 3, 6, 4, 2, 3}, 8), (toks{6, 4, 2, 3}));
+    // n_max bounds the draft.
+    EXPECT_EQ(draft_of({2, 3, 5, 2, 3, 6, 4, 2, 3}, 2), (toks{6, 4}));
+}
+
+TEST(NgramDraft, NoDraftWithoutARecurringSuffixOrRoom) {
+    EXPECT_EQ(draft_of({1, 2, 3, 4, 5}, 8), toks{});
+    EXPECT_EQ(draft_of({}, 8), toks{});
+    EXPECT_EQ(draft_of({4}, 8), toks{});
+    EXPECT_EQ(draft_of({1, 2, 1, 2}, 0), toks{});
+    // A single recurring token is below ngram_min (2) unless asked for.
+    EXPECT_EQ(draft_of({5, 6, 7, 5}, 8), toks{});
+    sf::spec_options one;
+    one.ngram_min = 1;
+    EXPECT_EQ(draft_of({5, 6, 7, 5}, 8, one), (toks{6, 7, 5}));
+}
+
+TEST(NgramDraft, ParsesTypeNames) {
+    sf::spec_type t = sf::spec_type::NGRAM;
+    EXPECT_TRUE(sf::parse_spec_type("none", t));
+    EXPECT_EQ(t, sf::spec_type::NONE);
+    EXPECT_TRUE(sf::parse_spec_type("ngram", t));
+    EXPECT_EQ(t, sf::spec_type::NGRAM);
+    EXPECT_STREQ(sf::spec_type_name(t), "ngram");
+    EXPECT_FALSE(sf::parse_spec_type("draft", t));
+}
+
+class SpeculationEngineTest : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        std::string err;
+        auto o = sf::test::tiny_engine_options("spec-test", 7, dir_, err);
+        ASSERT_EQ(err, "");
+        o.spec.type      = sf::spec_type::NGRAM;
+        o.spec.draft_max = 8;
+        engine_          = new sf::llama_engine(o);
+    }
+    static void TearDownTestSuite() {
+        delete engine_;
+        std::filesystem::remove_all(dir_);
+    }
+
+    // `n` tokens of `seq` after `prompt`, one token per decode.
+    static toks plain(int seq, const sf::sampling_params &p, const toks &prompt, int n) {
+        auto &e = *engine_;
+        EXPECT_TRUE(e.seq_start(seq, p, prompt));
+        EXPECT_EQ(e.decode({{seq, prompt, 0, true}}), 0);
+        toks out = {e.sample(seq, 0, 0)};
+        auto pos = static_cast<int32_t>(prompt.size());
+        while (static_cast<int>(out.size()) < n) {
+            EXPECT_EQ(e.decode({{seq, {out.back()}, pos++, true}}), 0);
+            out.push_back(e.sample(seq, 0, static_cast<uint32_t>(out.size())));
+        }
+        e.seq_end(seq);
+        return out;
+    }
+
+    // The same with a draft behind each token: guess(out) proposes it; verification as the
+    // scheduler does it (scheduler.cpp verify). Counts accepted drafts into `accepted`.
+    template <class Guess>
+    static toks drafted(int seq, const sf::sampling_params &p, const toks &prompt, int n,
+                        Guess guess, int &accepted) {
+        auto &e = *engine_;
+        EXPECT_TRUE(e.seq_start(seq, p, prompt));
+        EXPECT_EQ(e.decode({{seq, prompt, 0, true}}), 0);
+        toks out = {e.sample(seq, 0, 0)};
+        auto pos = static_cast<int32_t>(prompt.size());  // of out.back()
+        while (static_cast<int>(out.size()) < n) {
+            toks d = guess(out);
+            d.resize(std::min<size_t>(d.size(), n - out.size() - 1));
+            sf::batch_item it{seq, {out.back()}, pos, true};
+            it.tokens.insert(it.tokens.end(), d.begin(), d.end());
+            it.n_logits = static_cast<int32_t>(1 + d.size());
+            EXPECT_EQ(e.decode({it}), 0);
+            int32_t j = 0;
+            for (;; ++j) {
+                const auto t = e.sample_at(seq, 0, j, static_cast<uint32_t>(out.size()));
+                out.push_back(t);
+                if (j == static_cast<int32_t>(d.size()) || t != d[j]) break;
+            }
+            accepted += j;
+            pos += 1 + j;
+            EXPECT_TRUE(e.seq_trim(seq, pos));
+        }
+        e.seq_end(seq);
+        return out;
+    }
+
+    static inline sf::llama_engine *engine_ = nullptr;
+    static inline std::filesystem::path dir_;
+};
+
+TEST_F(SpeculationEngineTest, VerifiedDraftsKeepGreedyAndSeededStreamsIdentical) {
+    const toks prompt = engine_->tokenize("one two three four one two three four one two", false);
+    ASSERT_EQ(engine_->spec_draft_max(), 8);
+    for (float temp : {0.0f, 0.8f}) {
+        sf::sampling_params p;
+        p.temperature  = temp;
+        p.seed         = 4242;
+        const toks ref = plain(0, p, prompt, 40);
+        // A perfect draft (the reference's next tokens), a wrong one, a half-right one, and the
+        // n-gram drafter's own guesses.
+        int acc_right = 0, acc_wrong = 0, acc_half = 0, acc_ngram = 0;
+        auto right = [&](const toks &o) {
+            return toks(ref.begin() + o.size(), ref.begin() + std::min(o.size() + 8, ref.size()));
+        };
+        auto wrong = [&](const toks &o) { return toks(3, (o.back() + 1) % 1000); };
+        auto half  = [&](const toks &o) {
+            toks d = right(o);
+            if (d.size() > 2) d[2] ^= 1;
+            return d;
+        };
+        auto ngram = [&](const toks &o) {
+            toks all = prompt;
+            all.insert(all.end(), o.begin(), o.end());
+            toks d;
+            engine_->draft(1, all, 8, d);
+            return d;
+        };
+        EXPECT_EQ(drafted(1, p, prompt, 40, right, acc_right), ref) << "temperature " << temp;
+        EXPECT_EQ(drafted(0, p, prompt, 40, wrong, acc_wrong), ref) << "temperature " << temp;
+        EXPECT_EQ(drafted(1, p, prompt, 40, half, acc_half), ref) << "temperature " << temp;
+        EXPECT_EQ(drafted(0, p, prompt, 40, ngram, acc_ngram), ref) << "temperature " << temp;
+        EXPECT_GT(acc_right, 30) << "a perfect draft is accepted";
+        EXPECT_GT(acc_half, 0);
+    }
+}
+
+}  // namespace
