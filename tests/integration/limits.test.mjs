@@ -156,6 +156,9 @@ test('clients that send their headers or their body one byte a second get 408 an
           resolve({ data, ms: Date.now() - t0, sent: i });
         });
       });
+    // The harness's /health polls left a keep-alive connection: it closes after 1 s idle
+    // (keep-alive is half the header timeout), then the four slow clients take every slot.
+    await new Promise((r) => setTimeout(r, 1500));
     const slows = await Promise.all([slow(), slow(), slow(slowBody, chat), slow(slowBody, chat)]);
     for (const r of slows) {
       assert.ok(r.sent < 20, `closed after ${r.sent} slow bytes; server:\n${server.log().split('\n').filter((l) => / http: /.test(l)).slice(-10).join('\n')}`);
