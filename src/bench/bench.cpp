@@ -42,6 +42,7 @@ std::vector<server_spec> server_specs(const bench_options &o) {
     }
     specs.push_back({server_kind::superfluid, "superfluid", o.superfluid_bin, o.model, "",
                      o.ctx_size, o.parallel, o.threads});
+    if (!o.standby.empty()) specs.back().args = {"--standby", o.standby};
     if (!o.against.empty())  // the only peer so far: llama-server
         specs.push_back({server_kind::llama_server, "llama-server", o.llama_server_bin, o.model, "",
                          o.ctx_size, o.peer_parallel > 0 ? o.peer_parallel : o.parallel,
@@ -179,7 +180,8 @@ int run(const bench_options &o) {
     rec["settings"]   = {{"ctx_size", o.ctx_size},
                          {"parallel", o.parallel},
                          {"peer_parallel", o.peer_parallel > 0 ? o.peer_parallel : o.parallel},
-                         {"threads", o.threads}};
+                         {"threads", o.threads},
+                         {"standby", o.standby.empty() ? "default" : o.standby}};
     rec["machine"]    = machine_info();
     rec["model"]      = nullptr;
     if (!o.model.empty()) {

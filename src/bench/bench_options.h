@@ -39,6 +39,8 @@ struct bench_options {
     // recovery
     int kill_after_tokens = 64;
     int stream_tokens     = 256;
+    // Superfluid's hot standby worker (serve --standby auto|on|off); empty: serve's default.
+    std::string standby;
     // prefix
     int prefix_requests    = 32;
     int prefix_tokens      = 4000;

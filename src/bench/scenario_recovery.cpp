@@ -88,6 +88,22 @@ scenario_result run_recovery(scenario_context &ctx) {
     stream_result ref0  = post_chat_stream(ctx.server.base_url(), body, req_opts(ctx));
     stream_result ref   = post_chat_stream(ctx.server.base_url(), body, req_opts(ctx));
 
+    // Superfluid with a hot standby (serve --standby, on by default where memory allows): the
+    // kill is measured once the standby has loaded, as a worker that has run for a while has.
+    int standby_at_kill = -1;
+    if (ctx.server.spec().kind == server_kind::superfluid && o.standby != "off") {
+        ctx.prog.say("waiting for the standby worker");
+        standby_at_kill = 0;
+        for (double until = now_s() + 60; now_s() < until;) {
+            std::string m;
+            if (http_get(ctx.server.base_url(), "/metrics", 2.0, &m) == 200 &&
+                m.find("superfluid:worker_standby 1\n") != std::string::npos) {
+                standby_at_kill = 1;
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    }
     ctx.prog.say("stream, kill after " + std::to_string(o.kill_after_tokens) + " tokens");
     std::atomic<double> killed_at{0};
     std::string kill_error;
@@ -156,6 +172,7 @@ scenario_result run_recovery(scenario_context &ctx) {
     f["tokens_mismatched"]  = a.mismatched;
     f["stream_cut"]         = got.cut ? 1 : 0;
     f["reference_stable"]   = ref0.pieces == ref.pieces ? 1 : 0;
+    f["standby_at_kill"]    = standby_at_kill < 0 ? nlohmann::json() : num(standby_at_kill);
     // Where the received stream first leaves the reference, with the tokens around it.
     size_t common = 0;
     while (common < ref.pieces.size() && common < got.pieces.size() &&

@@ -53,6 +53,7 @@ std::vector<std::string> server_runner::argv() const {
              "--cache-dir", work_dir_ + "/prefix-cache", "--ctx-size",
              std::to_string(spec_.ctx_size), "--parallel", std::to_string(spec_.parallel)};
         if (spec_.threads > 0) a.insert(a.end(), {"--threads", std::to_string(spec_.threads)});
+        a.insert(a.end(), spec_.args.begin(), spec_.args.end());
         a.insert(a.end(), extra_args_.begin(), extra_args_.end());
     } else {
         // Same total context and slots as Superfluid: -c is the whole KV cache.
@@ -206,9 +207,12 @@ void server_runner::sample_once() {
         now["server"] = proc_peak_rss_mib(head);
     } else {
         now["head"] = proc_peak_rss_mib(head);
+        // A hot standby worker (serve --standby) is a child too; its figure is its own.
         for (pid_t c : proc_children(head)) {
-            if (proc_cmdline(c).find(" worker") != std::string::npos)
-                now["worker"] = std::max(now["worker"], proc_peak_rss_mib(c));
+            std::string cmd = proc_cmdline(c);
+            if (cmd.find(" worker") == std::string::npos) continue;
+            std::string role = cmd.find("--standby-fd") != std::string::npos ? "standby" : "worker";
+            now[role]        = std::max(now[role], proc_peak_rss_mib(c));
         }
     }
     std::lock_guard<std::mutex> lk(mu_);

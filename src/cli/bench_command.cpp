@@ -53,6 +53,9 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
         ->capture_default_str();
     cmd.add_option("--stream-tokens", o.stream_tokens, "recovery: length of the stream")
         ->capture_default_str();
+    cmd.add_option("--standby", o.standby,
+                   "Superfluid's hot standby worker: auto, on or off (default: serve's, auto)")
+        ->check(CLI::IsMember({"auto", "on", "off"}));
     cmd.add_option("--prefix-requests", o.prefix_requests, "prefix: requests per variant")
         ->capture_default_str();
     cmd.add_option("--prefix-tokens", o.prefix_tokens, "prefix: shared system prompt tokens")

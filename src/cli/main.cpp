@@ -159,6 +159,14 @@ int main(int argc, char **argv) {
         ->capture_default_str()
         ->check(CLI::Range(1, sf::k_spec_draft_limit));
 
+    serve
+        ->add_option("--standby", so.standby,
+                     "Hot standby worker: a second worker process, loaded and idle, that takes "
+                     "over when the worker dies (streams resume without a model load). auto: "
+                     "when available memory covers twice the worker's private memory + 1 GiB")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "on", "off"}));
+
     std::string journal_mode = "on";
     serve
         ->add_option("--journal", journal_mode,
@@ -260,6 +268,7 @@ int main(int argc, char **argv) {
     worker->add_option("--cache-dir", wo.cache_dir, "Prefix cache disk tier ('' : none)");
     worker->add_option("--cache-disk-bytes", wo.cache_disk, "Disk tier bound in bytes");
     worker->add_option("--scripted-output", wo.scripted_output)->group("");
+    worker->add_option("--standby-fd", wo.standby_fd)->group("");
     worker->add_option("--cache-type-k", wo.engine.cache_type_k, "KV cache type of K");
     worker->add_option("--cache-type-v", wo.engine.cache_type_v, "KV cache type of V");
     worker->add_option("--flash-attn", wo.engine.flash_attn, "Flash attention: auto, on, off");

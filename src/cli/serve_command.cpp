@@ -156,6 +156,8 @@ int run_serve(const serve_options &in) {
         "/tmp/superfluid-" + std::to_string(getuid()) + "-" + std::to_string(getpid()) + ".sock";
     std::vector<std::string> argv = worker_argv(opts, model);
     argv.insert(argv.end(), {"--socket", sock});
+    standby_mode standby = standby_mode::automatic;
+    parse_standby_mode(opts.standby, standby);  // the CLI accepts only valid names
     // Cluster mode: the local worker is one node of a pool that guests join.
     std::unique_ptr<worker_client> worker;
     node_pool *pool = nullptr;
@@ -164,14 +166,14 @@ int run_serve(const serve_options &in) {
         if (opts.local_worker)
             p->add_node(
                 "local", "",
-                [argv, sock](uint64_t base) {
-                    return std::make_unique<local_worker>(argv, sock, base);
+                [argv, sock, standby](uint64_t base) {
+                    return std::make_unique<local_worker>(argv, sock, base, standby);
                 },
                 true);
         pool   = p.get();
         worker = std::move(p);
     } else {
-        worker = std::make_unique<local_worker>(argv, sock);
+        worker = std::make_unique<local_worker>(argv, sock, 0, standby);
     }
     session_manager sessions(std::move(worker));
     sessions.use_journal(open_journal(opts));

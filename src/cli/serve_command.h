@@ -41,6 +41,7 @@ struct serve_options {
     // Speculative decoding (engine/llama/speculation.h): none | ngram; draft tokens per tick.
     std::string spec_type  = "none";
     int32_t spec_draft_max = 8;
+    std::string standby    = "auto";  // hot standby worker: auto | on | off (worker_process.h)
     // The token journal (src/journal): STATE/journal.db.
     bool journal              = true;           // --journal on|off (off: for benchmarks)
     std::string journal_sync  = "normal";       // off | normal | full (SQLite PRAGMA synchronous)

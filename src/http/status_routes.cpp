@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http/status_view.h"
+#include "util/proc_memory.h"
 
 namespace sf {
 
@@ -58,8 +59,17 @@ std::string metrics_text(session_manager &sessions) {
     prometheus_text p;
     p.metric("worker_up", "gauge", "1 when the worker answers and its model is loaded",
              h.reachable && r.ready);
-    p.metric("worker_starts_total", "counter", "times the worker process was started",
-             sessions.worker_stats().starts);
+    const auto ws = sessions.worker_stats();
+    p.metric("worker_starts_total", "counter", "times the worker process was started", ws.starts);
+    p.metric("worker_standby", "gauge",
+             "1 while a hot standby worker is loaded and waiting (--standby)",
+             ws.standby_pid > 0 && ws.standby_ready);
+    p.metric("worker_standby_private_bytes", "gauge",
+             "the standby's private resident memory (RssAnon: what it costs; the mmapped "
+             "model is shared)",
+             double(process_private_bytes(ws.standby_pid)));
+    p.metric("worker_standby_promotions_total", "counter",
+             "times the standby took over from a worker that died", ws.promotions);
     p.metric("num_requests_running", "gauge", "sequences holding a slot", r.active_sequences);
     p.metric("num_requests_waiting", "gauge", "sessions waiting for a slot (new or preempted)",
              r.waiting_sessions);

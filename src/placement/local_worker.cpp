@@ -7,8 +7,11 @@
 namespace sf {
 
 local_worker::local_worker(std::vector<std::string> argv, std::string socket_path,
-                           uint64_t stream_base)
-    : process_(std::move(argv)) {
+                           uint64_t stream_base, standby_mode standby)
+    : process_(std::move(argv), standby, [this] {
+          auto h = link_->health();
+          return h.reachable && h.status.ready;
+      }) {
     auto channel =
         grpc::CreateCustomChannel("unix:" + socket_path, grpc::InsecureChannelCredentials(),
                                   grpc_worker_link::channel_args());
@@ -59,7 +62,11 @@ void local_worker::watchdog() {
 }
 
 worker_client::counters local_worker::stats() {
-    return {process_.pid(), process_.starts(), link_->batches(), link_->events()};
+    counters c{process_.pid(), process_.starts(), link_->batches(), link_->events()};
+    c.standby_pid   = process_.standby_pid();
+    c.promotions    = process_.promotions();
+    c.standby_ready = process_.standby_ready();
+    return c;
 }
 
 }  // namespace sf

@@ -23,9 +23,11 @@ class local_worker final : public linked_worker {
   public:
     /**
      * `argv`: the worker's command line (argv[0] = executable); `socket_path`: where it
-     * listens; `stream_base`: see grpc_worker_link.
+     * listens; `stream_base`: see grpc_worker_link; `standby`: keep a hot standby worker
+     * (worker_process.h).
      */
-    local_worker(std::vector<std::string> argv, std::string socket_path, uint64_t stream_base = 0);
+    local_worker(std::vector<std::string> argv, std::string socket_path, uint64_t stream_base = 0,
+                 standby_mode standby = standby_mode::off);
     ~local_worker() override;
 
     bool start() override;

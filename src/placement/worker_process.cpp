@@ -1,24 +1,79 @@
 #include "placement/worker_process.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 
 #include "util/log.h"
+#include "util/proc_memory.h"
 
 namespace sf {
 
-worker_process::worker_process(std::vector<std::string> argv) : argv_(std::move(argv)) {}
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// A new standby waits this long after a promotion (or the first start) so that its model load
+// does not compete with the streams that are resuming on the promoted worker.
+constexpr auto kStandbyDelay = std::chrono::seconds(2);
+
+bool exited(pid_t pid, int &status) {
+    return pid > 0 && waitpid(pid, &status, WNOHANG) == pid;
+}
+
+void log_exit(const char *what, pid_t pid, int status) {
+    if (WIFSIGNALED(status))
+        SF_LOG_WARN("head", "%s %d killed by signal %d", what, pid, WTERMSIG(status));
+    else
+        SF_LOG_WARN("head", "%s %d exited with status %d", what, pid, WEXITSTATUS(status));
+}
+
+void close_fd(int &fd) {
+    if (fd >= 0) close(fd);
+    fd = -1;
+}
+
+}  // namespace
+
+bool parse_standby_mode(const std::string &s, standby_mode &out) {
+    if (s == "off")
+        out = standby_mode::off;
+    else if (s == "on")
+        out = standby_mode::on;
+    else if (s == "auto")
+        out = standby_mode::automatic;
+    else
+        return false;
+    return true;
+}
+
+worker_process::worker_process(std::vector<std::string> argv, standby_mode standby,
+                               std::function<bool()> ready)
+    : argv_(std::move(argv)), standby_(standby), ready_(std::move(ready)) {
+    if (pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
+}
 
 worker_process::~worker_process() {
     stop();
+    close_fd(wake_[0]);
+    close_fd(wake_[1]);
 }
 
-pid_t worker_process::spawn() {
+worker_process::child worker_process::spawn(bool standby) {
+    std::vector<std::string> argv = argv_;
+    int go[2]                     = {-1, -1};
+    if (standby) {
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) != 0) return {};
+        argv.insert(argv.end(), {"--standby-fd", "3"});
+    }
     std::vector<char *> args;
-    for (auto &a : argv_) args.push_back(a.data());
+    for (auto &a : argv) args.push_back(a.data());
     args.push_back(nullptr);
     pid_t pid = fork();
     if (pid == 0) {
@@ -27,71 +82,203 @@ pid_t worker_process::spawn() {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
+        if (standby) {
+            if (go[0] == 3)
+                fcntl(3, F_SETFD, 0);  // dup2 onto itself keeps close-on-exec
+            else
+                dup2(go[0], 3);
+        }
         execv(args[0], args.data());
         _exit(127);
     }
-    if (pid > 0) {
+    child c;
+    close_fd(go[0]);
+    if (pid < 0) {
+        close_fd(go[1]);
+        return c;
+    }
+    c.pid   = pid;
+    c.go_fd = go[1];
+    c.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    if (standby) {
+        SF_LOG_INFO("head", "standby worker spawned, pid %d", pid);
+    } else {
         starts_++;
         SF_LOG_INFO("head", "worker started, pid %d", pid);
     }
-    return pid;
+    return c;
 }
 
 bool worker_process::start() {
-    pid_t pid = spawn();
-    if (pid < 0) return false;
-    pid_.store(pid);
+    if (wake_[0] < 0) return false;
+    child first = spawn(false);
+    if (first.pid < 0) return false;
+    close_fd(first.pidfd);  // the supervising thread opens its own
+    pid_.store(first.pid);
     thread_ = std::thread([this] { supervise(); });
     return true;
 }
 
+// Sleeps until a child exits, stop() wakes us, or `timeout_ms` passes.
+void worker_process::wait_events(const child &a, const child &b, int timeout_ms) {
+    pollfd fds[4];
+    nfds_t n      = 0;
+    fds[n++]      = {wake_[0], POLLIN, 0};
+    bool poll_all = true;
+    for (const child *c : {&a, &b}) {
+        if (c->pid <= 0) continue;
+        if (c->pidfd >= 0)
+            fds[n++] = {c->pidfd, POLLIN, 0};
+        else
+            poll_all = false;  // no pidfd: notice its exit on a short timer
+    }
+    // A standby says "loaded" with one byte on its socket.
+    if (b.pid > 0 && b.go_fd >= 0 && !standby_ready_.load()) fds[n++] = {b.go_fd, POLLIN, 0};
+    if (!poll_all && (timeout_ms < 0 || timeout_ms > 100)) timeout_ms = 100;
+    poll(fds, n, timeout_ms);
+}
+
+// `auto`: a standby duplicates the worker's private memory (the mmapped model is shared), so
+// one is kept when MemAvailable covers twice that plus 1 GiB for everything else.
+bool worker_process::standby_allowed(pid_t worker) {
+    if (standby_ == standby_mode::on) return true;
+    int64_t avail = mem_available_bytes();
+    int64_t anon  = process_private_bytes(worker);
+    if (avail < 0 || anon < 0) return false;
+    bool ok = avail >= 2 * anon + (int64_t(1) << 30);
+    if (!ok)
+        SF_LOG_INFO("head",
+                    "no standby worker: %lld MiB available, the worker's private memory is "
+                    "%lld MiB (--standby auto needs twice that plus 1 GiB)",
+                    static_cast<long long>(avail >> 20), static_cast<long long>(anon >> 20));
+    return ok;
+}
+
 void worker_process::supervise() {
-    auto backoff    = std::chrono::milliseconds(100);
-    auto started_at = std::chrono::steady_clock::now();
+    child active;
+    active.pid   = pid_.load();
+    active.pidfd = static_cast<int>(syscall(SYS_pidfd_open, active.pid, 0));
+    child standby;
+    auto backoff         = std::chrono::milliseconds(100);
+    auto standby_backoff = std::chrono::seconds(5);
+    auto started_at      = clock_type::now();
+    auto restart_at      = clock_type::time_point::max();
+    auto standby_at      = clock_type::now() + kStandbyDelay;
+    bool standby_checked = false;  // `auto` decided for the worker now running
     while (!stopping_.load()) {
-        int status = 0;
-        pid_t pid  = pid_.load();
-        pid_t r    = waitpid(pid, &status, 0);
-        if (r < 0 && errno == EINTR) continue;
-        pid_.store(-1);
+        // Wake for a restart that is due, or every 250 ms while a standby is to be spawned.
+        auto now  = clock_type::now();
+        auto next = restart_at;
+        if (standby_ != standby_mode::off && standby.pid < 0 && active.pid > 0 && !standby_checked)
+            next = std::min(next, std::max(standby_at, now + std::chrono::milliseconds(250)));
+        int timeout = -1;
+        if (next != clock_type::time_point::max())
+            timeout =
+                1 + static_cast<int>(
+                        std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count());
+        wait_events(active, standby, timeout);
         if (stopping_.load()) break;
-        if (WIFSIGNALED(status)) {
-            SF_LOG_WARN("head", "worker %d killed by signal %d", pid, WTERMSIG(status));
-        } else {
-            SF_LOG_WARN("head", "worker %d exited with status %d", pid, WEXITSTATUS(status));
+        now        = clock_type::now();
+        int status = 0;
+        if (standby.pid > 0 && !standby_ready_.load()) {
+            char b = 0;
+            if (recv(standby.go_fd, &b, 1, MSG_DONTWAIT) == 1 && b == 'r') {
+                standby_ready_.store(true);
+                SF_LOG_INFO("head", "standby worker %d loaded", standby.pid);
+            }
         }
-        if (std::chrono::steady_clock::now() - started_at > std::chrono::seconds(30)) {
-            backoff = std::chrono::milliseconds(100);
+        if (exited(active.pid, status)) {
+            log_exit("worker", active.pid, status);
+            close_fd(active.pidfd);
+            active = {};
+            pid_.store(-1);
+            if (now - started_at > std::chrono::seconds(30))
+                backoff = std::chrono::milliseconds(100);
+            if (standby.pid > 0 && !exited(standby.pid, status) &&
+                write(standby.go_fd, "g", 1) == 1) {
+                close_fd(standby.go_fd);
+                active  = standby;
+                standby = {};
+                standby_pid_.store(-1);
+                standby_ready_.store(false);
+                pid_.store(active.pid);
+                starts_++;
+                promotions_++;
+                started_at      = now;
+                standby_at      = now + kStandbyDelay;
+                standby_checked = false;
+                SF_LOG_INFO("head", "worker started, pid %d (the standby, promoted)", active.pid);
+            } else {
+                restart_at = now + backoff;
+                backoff    = std::min(backoff * 2, std::chrono::milliseconds(10000));
+            }
         }
-        {
-            std::unique_lock lk(mu_);
-            if (cv_.wait_for(lk, backoff, [&] { return stopping_.load(); })) break;
+        if (standby.pid > 0 && exited(standby.pid, status)) {
+            log_exit("standby worker", standby.pid, status);
+            close_fd(standby.pidfd);
+            close_fd(standby.go_fd);
+            standby = {};
+            standby_pid_.store(-1);
+            standby_ready_.store(false);
+            standby_at      = now + standby_backoff;
+            standby_backoff = std::min(standby_backoff * 2, std::chrono::seconds(60));
         }
-        backoff    = std::min(backoff * 2, std::chrono::milliseconds(10000));
-        started_at = std::chrono::steady_clock::now();
-        pid_t np   = spawn();
-        if (np < 0) {
-            SF_LOG_ERROR("head", "cannot restart the worker");
-            break;
+        if (active.pid < 0 && now >= restart_at) {
+            restart_at = clock_type::time_point::max();
+            started_at = now;
+            active     = spawn(false);
+            if (active.pid < 0) {
+                SF_LOG_ERROR("head", "cannot restart the worker");
+                break;
+            }
+            pid_.store(active.pid);
+            standby_at      = std::max(standby_at, now + kStandbyDelay);
+            standby_checked = false;
         }
-        pid_.store(np);
+        if (standby_ != standby_mode::off && standby.pid < 0 && active.pid > 0 &&
+            now >= standby_at && !standby_checked && (!ready_ || ready_())) {
+            standby_checked = true;
+            if (standby_allowed(active.pid)) {
+                standby = spawn(true);
+                standby_pid_.store(standby.pid);
+                if (standby.pid > 0) standby_checked = false;
+            }
+        }
+    }
+    stop_children(active, standby);
+    pid_.store(-1);
+    standby_pid_.store(-1);
+    standby_ready_.store(false);
+}
+
+// SIGTERM both, up to 5 s for them to exit, then SIGKILL; reaps them.
+void worker_process::stop_children(child &a, child &b) {
+    for (child *c : {&a, &b})
+        if (c->pid > 0) kill(c->pid, SIGTERM);
+    for (int i = 0; i < 100; ++i) {
+        bool alive = false;
+        for (child *c : {&a, &b}) {
+            int status = 0;
+            if (c->pid > 0 && exited(c->pid, status)) c->pid = -1;
+            alive = alive || c->pid > 0;
+        }
+        if (!alive) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (child *c : {&a, &b}) {
+        if (c->pid > 0) {
+            kill(c->pid, SIGKILL);
+            waitpid(c->pid, nullptr, 0);
+        }
+        close_fd(c->pidfd);
+        close_fd(c->go_fd);
+        c->pid = -1;
     }
 }
 
 void worker_process::stop() {
-    if (stopping_.exchange(true)) {
-        if (thread_.joinable()) thread_.join();
-        return;
-    }
-    cv_.notify_all();
-    // Only the supervisor thread reaps the child; here we signal and wait for it to do so.
-    pid_t pid = pid_.load();
-    if (pid > 0) {
-        kill(pid, SIGTERM);
-        for (int i = 0; i < 50 && pid_.load() > 0; ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (pid_.load() > 0) kill(pid, SIGKILL);
-    }
+    stopping_.store(true);
+    if (wake_[1] >= 0) (void)!write(wake_[1], "x", 1);
     if (thread_.joinable()) thread_.join();
 }
 

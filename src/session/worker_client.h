@@ -102,10 +102,13 @@ class worker_client {
 
     /** Counters for /metrics and /api/ps: process starts, event stream messages and events. */
     struct counters {
-        int32_t pid      = -1;
-        int32_t starts   = 0;
-        uint64_t batches = 0;
-        uint64_t events  = 0;
+        int32_t pid         = -1;
+        int32_t starts      = 0;
+        uint64_t batches    = 0;
+        uint64_t events     = 0;
+        int32_t standby_pid = -1;     // a hot standby worker process (placement/worker_process.h)
+        bool standby_ready  = false;  // it has loaded the model
+        int32_t promotions  = 0;      // times the standby took over from a dead worker
     };
     virtual counters stats() = 0;
 

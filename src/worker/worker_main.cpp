@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -33,31 +34,12 @@ static std::string kv_type_suffix(const llama_engine_options &e) {
     return "-kv-" + e.cache_type_k + "-" + e.cache_type_v;
 }
 
-int run_worker(const worker_options &opts) {
-    // The worker never outlives its head.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    sigset_t stop_set;
-    sigemptyset(&stop_set);
-    sigaddset(&stop_set, SIGTERM);
-    sigaddset(&stop_set, SIGINT);
-    pthread_sigmask(SIG_UNBLOCK, &stop_set, nullptr);
-    if (getppid() == 1) return 1;  // the head died before we got here
-    signal(SIGTERM, on_signal);
-    signal(SIGINT, on_signal);
-    signal(SIGPIPE, SIG_IGN);
-    // Freed memory stays in the process for the next request instead of going back to the
-    // kernel: a fresh page costs a fault (on the 2-core VM, a new sampler's 1.8 MB candidate
-    // array took 7 ms to fault in, against 0.3 ms reused). glibc's defaults map anything over
-    // 128 KiB afresh and trim the heap above 128 KiB free. One arena: memory freed on one
-    // thread (the warm-up on the tick thread, a request's rendering) serves the next request
-    // on another; A/B runs of 8 concurrent streams showed no cost in tokens/s.
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    mallopt(M_ARENA_MAX, 1);
-
+// Builds and starts the gRPC server on the unix socket (a stale socket file is removed first)
+// or, for a guest, on `listen` over mutual TLS. Null (logged) when it cannot listen.
+static std::unique_ptr<grpc::Server> listen_for_head(const worker_options &opts,
+                                                     worker_service &service) {
     std::error_code ec;
     if (!opts.socket_path.empty()) std::filesystem::remove(opts.socket_path, ec);
-    worker_service service(opts.engine.model_path);
     grpc::ServerBuilder builder;
     std::string where = "unix:" + opts.socket_path;
     if (!opts.listen.empty()) {
@@ -66,7 +48,7 @@ int run_worker(const worker_options &opts) {
                                             "superfluid-head", err);
         if (!creds) {
             SF_LOG_ERROR("worker", "%s", err.c_str());
-            return 1;
+            return nullptr;
         }
         where = opts.listen;
         builder.AddListeningPort(where, creds);
@@ -91,12 +73,58 @@ int run_worker(const worker_options &opts) {
     builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
     builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
     std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-    if (!server) {
+    if (!server)
         SF_LOG_ERROR("worker", "cannot listen on %s", where.c_str());
-        return 1;
-    }
-    SF_LOG_INFO("worker", "pid %d listening on %s", getpid(), where.c_str());
+    else
+        SF_LOG_INFO("worker", "pid %d listening on %s", getpid(), where.c_str());
+    return server;
+}
 
+// A standby worker says it has loaded ('r' on `fd`, a socket pair with the head), then waits
+// until the head writes a byte (promotion: true) or closes it or stops us (false).
+static bool await_promotion(int fd) {
+    if (write(fd, "r", 1) != 1) return false;
+    while (!g_stop.load()) {
+        pollfd p{fd, POLLIN, 0};
+        int r = poll(&p, 1, 100);
+        if (r < 0 && errno != EINTR) return false;
+        if (r <= 0) continue;
+        char b = 0;
+        return read(fd, &b, 1) == 1;
+    }
+    return false;
+}
+
+int run_worker(const worker_options &opts) {
+    // The worker never outlives its head.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    sigset_t stop_set;
+    sigemptyset(&stop_set);
+    sigaddset(&stop_set, SIGTERM);
+    sigaddset(&stop_set, SIGINT);
+    pthread_sigmask(SIG_UNBLOCK, &stop_set, nullptr);
+    if (getppid() == 1) return 1;  // the head died before we got here
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    // Freed memory stays in the process for the next request instead of going back to the
+    // kernel: a fresh page costs a fault (on the 2-core VM, a new sampler's 1.8 MB candidate
+    // array took 7 ms to fault in, against 0.3 ms reused). glibc's defaults map anything over
+    // 128 KiB afresh and trim the heap above 128 KiB free. One arena: memory freed on one
+    // thread (the warm-up on the tick thread, a request's rendering) serves the next request
+    // on another; A/B runs of 8 concurrent streams showed no cost in tokens/s.
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    mallopt(M_ARENA_MAX, 1);
+
+    std::error_code ec;
+    worker_service service(opts.engine.model_path);
+    // A standby (--standby-fd) loads first and listens only when the head promotes it.
+    std::unique_ptr<grpc::Server> server;
+    if (opts.standby_fd < 0) {
+        server = listen_for_head(opts, service);
+        if (!server) return 1;
+    }
     std::unique_ptr<llama_engine> llama;
     // What the scheduler, cache and service drive: the model, or (tests) the model under a
     // script of its answers.
@@ -117,7 +145,7 @@ int run_worker(const worker_options &opts) {
         }
     } catch (const std::exception &e) {
         SF_LOG_ERROR("worker", "%s", e.what());
-        server->Shutdown();
+        if (server) server->Shutdown();
         service.stop_calls();
         return 1;
     }
@@ -152,6 +180,17 @@ int run_worker(const worker_options &opts) {
     facts.model_fingerprint  = cache::model_fingerprint(opts.engine.model_path);
     service.set_model_extras(&embedder, std::move(facts));
     service.set_ready(engine, &sched, llama->model_name(), &cache);
+    if (!server) {
+        SF_LOG_INFO("worker", "standby: loaded, waiting to be promoted");
+        bool promoted = await_promotion(opts.standby_fd);
+        if (promoted) server = listen_for_head(opts, service);
+        if (!server) {
+            sched.stop();
+            service.stop_calls();
+            return promoted ? 1 : 0;
+        }
+        SF_LOG_INFO("worker", "standby promoted");
+    }
     SF_LOG_INFO("worker", "ready");
 
     while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));

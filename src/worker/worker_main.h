@@ -23,14 +23,18 @@ struct worker_options {
     int64_t cache_ram   = int64_t(4096) << 20;  // prefix cache memory budget, bytes (0: off)
     std::string cache_dir;                      // prefix cache disk tier ("" : none)
     int64_t cache_disk = int64_t(8192) << 20;   // disk tier bound, bytes
+    // A hot standby (placement/worker_process.h): loads the model, sends 'r' on this inherited
+    // socket, then waits for a byte before it listens on socket_path; EOF = never promoted,
+    // exit. -1: not one.
+    int standby_fd = -1;
     std::string scripted_output;  // tests: a script of the answers (engine/scripted/), "" = off
 };
 
 /**
  * Serves the worker protocol on `socket_path` (or on `listen` over mutual TLS): answers Health at
  * once (ready=false while loading), loads the model, then accepts sessions until SIGTERM/SIGINT or
- * the parent dies. Returns the process exit code (0 on a clean stop, 1 when the model cannot be
- * loaded).
+ * the parent dies. A standby (`standby_fd` ≥ 0) loads first and listens only once promoted. Returns
+ * the process exit code (0 on a clean stop, 1 when the model cannot be loaded).
  */
 int run_worker(const worker_options &opts);
 

@@ -30,6 +30,9 @@ int main(int argc, char **argv) {
                    "end within a few dozen tokens)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    app.add_option("--context-length", opt.context_length,
+                   "trained context length in tokens (0: the preset's; tiny and bench 32768)")
+        ->capture_default_str();
     app.add_option("--out", out, "output .gguf path (written atomically)")->required();
 
     try {

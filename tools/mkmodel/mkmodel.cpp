@@ -361,6 +361,7 @@ std::string model_name(const options &opt) {
         std::snprintf(e, sizeof e, "-e%g", double(opt.eog_scale));
         name += e;
     }
+    if (opt.context_length > 0) name += "-c" + std::to_string(opt.context_length);
     return name;
 }
 
@@ -373,6 +374,7 @@ std::string write_model(const options &opt, const std::string &out_path) {
             return "--quant is for the qwen3-0.6b preset (tiny and bench have one layout)";
         return "unknown preset '" + opt.preset + "' (expected tiny, bench or qwen3-0.6b)";
     }
+    if (opt.context_length > 0) s.n_ctx = opt.context_length;
     if (opt.preset == "qwen3-0.6b" && opt.arch != "qwen3")
         return "the qwen3-0.6b preset is Qwen3's shape: --arch qwen3 only";
     if (opt.arch != "qwen3" && opt.arch != "llama" && opt.arch != "lfm2") {

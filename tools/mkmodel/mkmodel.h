@@ -43,6 +43,10 @@ struct options {
     /// 1 to 54 tokens, median 6, in 60 chat requests; 16 still runs to hundreds. Part of the
     /// name when not 1.
     float eog_scale = 1.0f;
+    /// Trained context length written to `<arch>.context_length`, tokens; 0 = the preset's.
+    /// llama-server caps a slot's context at it, so long-context benches (bench endurance's
+    /// 50K tokens) need more than the test presets' 32,768. Part of the name when set.
+    uint32_t context_length = 0;
     /// qwen3-0.6b only, one of quants(): "q4_k_m" (default: Q4_K matrices, Q6_K ffn_down, attn_v
     /// and embedding; 412 MB) or "q8_0" (about 640 MB). Empty for tiny and bench. Part of
     /// the name when set.
