@@ -18,6 +18,7 @@
 #include "engine/llama/chat_render.h"
 #include "engine/llama/gumbel_sampler.h"
 #include "engine/llama/kv_config.h"
+#include "engine/llama/utf8_guard_sampler.h"
 #include "util/log.h"
 
 namespace sf {
@@ -49,7 +50,8 @@ struct llama_engine::impl {
     // without it ggml creates and joins its threads on every graph compute, which costs a
     // thread start per tick and, on a loaded 2-core machine, tens of ms of scheduling latency.
     ggml_threadpool *threadpool = nullptr;
-    std::vector<common_sampler *> samplers;  // by seq id
+    std::vector<common_sampler *> samplers;              // by seq id
+    std::shared_ptr<const utf8_token_table> utf8_table;  // every chain's sf-utf8 stage
     std::vector<int32_t> item_logits_index;  // batch index of each item's last token, last decode
     std::vector<int32_t> item_n_logits;      // rows with logits of each item (its last tokens)
 
@@ -83,7 +85,8 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     if (!impl_->model)
         throw std::runtime_error("cannot load model (not a GGUF llama.cpp can read?): " +
                                  opts.model_path);
-    impl_->vocab = llama_model_get_vocab(impl_->model);
+    impl_->vocab      = llama_model_get_vocab(impl_->model);
+    impl_->utf8_table = utf8_token_table_build(impl_->vocab);
 
     int32_t threads =
         opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -323,6 +326,8 @@ bool llama_engine::seq_start(int seq, const sampling_params &p, std::span<const 
     n_generated = std::min(n_generated, history.size());
     try {
         slot = common_sampler_init(impl_->model, sp);
+        // Well-formed UTF-8 only (utf8_guard_sampler.h); it follows the history below too.
+        utf8_guard_install(common_sampler_get(slot), impl_->utf8_table);
         // The penalties look at recent tokens, prompt included (as llama-server does); the
         // tokens this session generated before a resume also advance grammar and reasoning
         // budget, so the sampler is in the state the uninterrupted run had.
