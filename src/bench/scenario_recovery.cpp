@@ -97,7 +97,7 @@ scenario_result run_recovery(scenario_context &ctx) {
         for (double until = now_s() + 60; now_s() < until;) {
             std::string m;
             if (http_get(ctx.server.base_url(), "/metrics", 2.0, &m) == 200 &&
-                m.find("superfluid:worker_standby 1\n") != std::string::npos) {
+                m.find("\nsuperfluid:worker_standby 1") != std::string::npos) {
                 standby_at_kill = 1;
                 break;
             }

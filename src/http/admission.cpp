@@ -46,8 +46,11 @@ void install_admission(httplib::Server &svr, std::vector<std::string> api_keys,
                        std::shared_ptr<connection_stats> stats,
                        std::shared_ptr<header_deadline> deadline) {
     if (deadline)
-        svr.set_logger([deadline](const httplib::Request &, const httplib::Response &) {
-            deadline->arm();  // the response is out: the next request's headers are awaited
+        svr.set_logger([deadline](const httplib::Request &, const httplib::Response &res) {
+            // httplib logs once the headers (and a body held in memory) are written, before a
+            // streamed body: that one arms the deadline when it is out (after_streamed_body).
+            if (!res.content_provider_)
+                deadline->arm();  // the response is out: the next request's headers are awaited
         });
     svr.set_pre_routing_handler([keys = std::move(api_keys), stats, deadline](
                                     const httplib::Request &req, httplib::Response &res) {

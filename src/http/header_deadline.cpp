@@ -10,6 +10,8 @@
 #include <set>
 #include <string>
 
+#include <cpp-httplib/httplib.h>
+
 #include "util/log.h"
 
 namespace sf {
@@ -114,6 +116,17 @@ void header_deadline::body_expected(size_t content_length) {
     if (t_owner)
         t_owner->arm_for(t_owner->timeout_ +
                          std::chrono::milliseconds(content_length * 1000 / 65536));
+}
+
+void header_deadline::after_streamed_body(httplib::Response &res) {
+    if (!res.content_provider_ || !t_owner) return;
+    header_deadline *owner = t_owner;
+    auto inner             = std::move(res.content_provider_resource_releaser_);
+    // The releaser runs on this connection's thread when httplib is done with the response.
+    res.content_provider_resource_releaser_ = [owner, inner = std::move(inner)](bool success) {
+        if (inner) inner(success);
+        if (t_owner == owner) owner->arm();
+    };
 }
 
 void header_deadline::body_read() {

@@ -29,6 +29,10 @@
 
 #include "http/connection_gate.h"
 
+namespace httplib {
+struct Response;
+}
+
 namespace sf {
 
 /** One tracked connection: its descriptor and the socket's inode (descriptors are reused). */
@@ -68,6 +72,14 @@ class header_deadline {
      * unknown) is still to come, within the header timeout plus one second per 64 KiB.
      */
     static void body_expected(size_t content_length);
+    /**
+     * Connection thread (post-routing): when `res` streams its body (a content provider, e.g.
+     * SSE), arms the deadline for the next request only once that body is written (in the
+     * provider's releaser), not when httplib logs the response before it: a stream longer than
+     * the timeout was cut with a 408 (bench endurance, a 38K-token prefill). Other responses:
+     * nothing (the logger arms).
+     */
+    static void after_streamed_body(httplib::Response &res);
     /** Connection thread: the body has been read (route_util's read_body, or a handler). */
     static void body_read();
 

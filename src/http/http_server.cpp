@@ -117,7 +117,10 @@ void http_server::register_routes() {
             res.set_content(openai_error_body(e), "application/json");
         });
     svr.set_post_routing_handler(
-        [](const httplib::Request &, httplib::Response &res) { cors_headers(res); });
+        [deadline = deadline_](const httplib::Request &, httplib::Response &res) {
+            cors_headers(res);
+            if (deadline) header_deadline::after_streamed_body(res);
+        });
 
     // CORS preflight: no authentication, allow what browsers ask for.
     svr.Options(".*", [](const httplib::Request &req, httplib::Response &res) {

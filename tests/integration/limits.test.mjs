@@ -189,3 +189,28 @@ test('clients that send their headers or their body one byte a second get 408 an
     await server.stop();
   }
 });
+
+test('a stream that lasts longer than --header-timeout is not cut: the deadline waits for the next request, after the streamed body', async () => {
+  // httplib logs a response (where the deadline was re-armed) before it writes a streamed body,
+  // so an SSE stream longer than the header timeout used to end in an injected 408.
+  const server = await startServer(['--header-timeout', '2']);
+  try {
+    const body = { messages: [{ role: 'user', content: 'Tell a long story.' }], max_tokens: 3000, ignore_eos: true, stream: true };
+    const t0 = Date.now();
+    const res = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    const ms = Date.now() - t0;
+    assert.ok(ms > 2500, `the stream outlasted the 2 s header timeout (${ms} ms)`);
+    assert.doesNotMatch(text, /request_timeout|HTTP\/1\.1 408/);
+    assert.match(text, /data: \[DONE\]\n\n$/);
+    const usage = text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6))).filter((j) => j.usage).at(-1);
+    assert.equal(usage?.usage?.completion_tokens ?? 3000, 3000);
+    // The same keep-alive connection (undici reuses it) serves the next request at once.
+    const again = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chat });
+    assert.equal(again.status, 200);
+    assert.match(await (await fetch(`${server.url}/metrics`)).text(), /superfluid:http_header_timeouts_total 0\b/);
+  } finally {
+    await server.stop();
+  }
+});
