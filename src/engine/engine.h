@@ -157,12 +157,13 @@ class engine_i {
     /** Loads a state saved by seq_save into empty sequence `seq`. False when refused. */
     virtual bool seq_load(int /*seq*/, std::span<const uint8_t> /*data*/) { return false; }
     /**
-     * Token offsets in `prompt` (rendered from `messages` by render_chat) where a message of
-     * the conversation ends: where a state snapshot is worth taking, because another
+     * Token offsets in `prompt` (rendered from `messages` and `options` by render_chat) where a
+     * message of the conversation ends: where a state snapshot is worth taking, because another
      * conversation sharing the messages so far shares these tokens. Sorted, each in
      * (0, tokens.size()). Empty when the engine has no use for them.
      */
     virtual std::vector<int32_t> message_boundaries(const std::vector<chat_message> & /*messages*/,
+                                                    const chat_options & /*options*/,
                                                     const rendered_prompt & /*prompt*/) const {
         return {};
     }

@@ -128,7 +128,8 @@ grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateReq
         std::vector<chat_message> msgs;
         for (const auto &m : req->chat().messages()) msgs.push_back(protocol::from_proto(m));
         prompt.tokens = sr.prompt;
-        sr.boundaries = engine_->message_boundaries(msgs, prompt);
+        sr.boundaries =
+            engine_->message_boundaries(msgs, protocol::from_proto(req->chat().options()), prompt);
     }
     // Admission control: a full class queue is an overload, answered before any token.
     if (!sched_->submit(std::move(sr))) {

@@ -485,10 +485,17 @@ bool llama_engine::seq_load(int seq, std::span<const uint8_t> data) {
 // The earlier messages whose ends are boundaries (the system prompt's, the last 8 others'), each
 // with its memo key: messages[0..k], unambiguously.
 std::vector<std::pair<size_t, std::string>> llama_engine::boundary_keys(
-    const std::vector<chat_message> &messages) {
+    const std::vector<chat_message> &messages, const chat_options &options) {
     std::vector<std::pair<size_t, std::string>> out;
     const size_t n = messages.size();
-    std::string key;
+    // What else the template renders: the tools (in the system block) and its kwargs.
+    std::string key = "tools";
+    for (const auto &t : options.tools)
+        for (const std::string *f : {&t.name, &t.description, &t.parameters})
+            key += std::to_string(f->size()) + ':' + *f;
+    key += "r" + std::to_string(options.reasoning) + options.reasoning_effort;
+    for (const auto &[name, value] : options.template_kwargs) key += name + '=' + value + ';';
+    key += '|';
     for (size_t k = 0; k + 1 < n; ++k) {
         const auto &m = messages[k];
         for (const std::string *f :
@@ -505,11 +512,14 @@ std::vector<std::pair<size_t, std::string>> llama_engine::boundary_keys(
     return out;
 }
 
-// messages[0..k] and a placeholder user message, rendered without a generation prompt;
-// memoized by `key` (those messages). False when the template refuses the shape (e.g. strict
-// alternation).
+// messages[0..k] and a placeholder user message, rendered without a generation prompt and with
+// the request's tools and template options (the prompt's system block holds the tools: without
+// them every boundary of a request with tools fell where the tools begin, and a hybrid model's
+// agent turns restored only the system prompt); memoized by `key` (those messages and options).
+// False when the template refuses the shape (e.g. strict alternation).
 bool llama_engine::boundary_render(const std::vector<chat_message> &messages, size_t k,
-                                   const std::string &key, std::string &text) const {
+                                   const chat_options &options, const std::string &key,
+                                   std::string &text) const {
     auto &im = *impl_;
     {
         std::lock_guard lk(im.boundary_mu);
@@ -520,16 +530,19 @@ bool llama_engine::boundary_render(const std::vector<chat_message> &messages, si
             return true;
         }
     }
-    common_chat_templates_inputs in;
-    in.use_jinja             = true;
-    in.add_generation_prompt = false;
-    for (size_t i = 0; i <= k; ++i) in.messages.push_back(to_common(messages[i]));
-    common_chat_msg placeholder;
+    std::vector<chat_message> head(messages.begin(), messages.begin() + static_cast<long>(k) + 1);
+    chat_message placeholder;
     placeholder.role    = "user";
     placeholder.content = "\x07";
-    in.messages.push_back(placeholder);
+    head.push_back(placeholder);
+    // The prompt's text only: no output constraint (a schema, a named tool's second pass).
+    chat_options prompt_only = options;
+    prompt_only.json_schema  = "";
+    if (prompt_only.tool_choice != tool_choice_mode::NONE)
+        prompt_only.tool_choice = tool_choice_mode::AUTO;
+    prompt_only.tool_name = "";
     try {
-        text = common_chat_templates_apply(im.templates.get(), in).prompt;
+        text = render_chat_template(im.templates.get(), head, false, prompt_only).prompt;
     } catch (const std::exception &) {
         return false;
     }
@@ -546,6 +559,7 @@ bool llama_engine::boundary_render(const std::vector<chat_message> &messages, si
 }
 
 std::vector<int32_t> llama_engine::message_boundaries(const std::vector<chat_message> &messages,
+                                                      const chat_options &options,
                                                       const rendered_prompt &prompt) const {
     std::vector<int32_t> out;
     if (messages.size() < 2 || prompt.text.empty()) return out;
@@ -560,9 +574,9 @@ std::vector<int32_t> llama_engine::message_boundaries(const std::vector<chat_mes
         detok.compare(detok.size() - prompt.text.size(), prompt.text.size(), prompt.text) != 0)
         return out;  // tokens do not spell the text: no reliable mapping
     const size_t shift = detok.size() - prompt.text.size();  // a BOS the text does not have
-    for (const auto &[k, key] : boundary_keys(messages)) {
+    for (const auto &[k, key] : boundary_keys(messages, options)) {
         std::string text;
-        if (!boundary_render(messages, k, key, text)) continue;
+        if (!boundary_render(messages, k, options, key, text)) continue;
         size_t lcp = 0;
         while (lcp < text.size() && lcp < prompt.text.size() && text[lcp] == prompt.text[lcp])
             ++lcp;

@@ -68,6 +68,7 @@ class llama_engine final : public engine_i {
     bool seq_save(int seq, host_buffer &out) override;
     bool seq_load(int seq, std::span<const uint8_t> data) override;
     std::vector<int32_t> message_boundaries(const std::vector<chat_message> &messages,
+                                            const chat_options &options,
                                             const rendered_prompt &prompt) const override;
 
     /** The model's name from its metadata (general.name), or the file name. */
@@ -84,9 +85,10 @@ class llama_engine final : public engine_i {
   private:
     void warm_up_chat();
     static std::vector<std::pair<size_t, std::string>> boundary_keys(
-        const std::vector<chat_message> &messages);
+        const std::vector<chat_message> &messages, const chat_options &options);
     bool boundary_render(const std::vector<chat_message> &messages, size_t k,
-                         const std::string &key, std::string &text) const;
+                         const chat_options &options, const std::string &key,
+                         std::string &text) const;
     struct impl;
     std::unique_ptr<impl> impl_;
     llama_engine_options opts_;

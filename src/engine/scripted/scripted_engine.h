@@ -72,8 +72,9 @@ class scripted_engine final : public engine_i {
         return inner_.seq_load(seq, data);
     }
     std::vector<int32_t> message_boundaries(const std::vector<chat_message> &messages,
+                                            const chat_options &options,
                                             const rendered_prompt &prompt) const override {
-        return inner_.message_boundaries(messages, prompt);
+        return inner_.message_boundaries(messages, options, prompt);
     }
 
   private:

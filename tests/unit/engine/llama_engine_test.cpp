@@ -356,3 +356,40 @@ TEST_F(LlamaEngineTest, TokenizerFingerprintDependsOnTheVocabularyOnly) {
         << "same vocabulary, other weights and architecture";
     llama_model_free(m);
 }
+
+namespace {
+
+// An agent's conversation with tools: each message end is a snapshot point for a hybrid
+// model's prefix cache, past the system block that lists the tools.
+TEST_F(LlamaEngineTest, MessageBoundariesOfAConversationWithToolsFallAtEachMessageEnd) {
+    const auto opts                    = weather_tool(sf::tool_choice_mode::REQUIRED);
+    std::vector<sf::chat_message> msgs = {
+        {"system", "You are a weather agent.", "", "", "", {}},
+        {"user", "Weather in Paris and in Rome, please?", "", "", "", {}},
+        {"assistant", "", "", "", "", {{"call_1", "get_weather", R"({"city":"Paris"})"}}},
+        {"tool", "Sunny, 21 degrees.", "", "call_1", "", {}}};
+    sf::rendered_prompt out;
+    std::string err;
+    ASSERT_TRUE(engine_->render_chat(msgs, true, opts, out, err)) << err;
+    const auto b = engine_->message_boundaries(msgs, opts, out);
+    // system, user, assistant: three distinct ends, increasing, inside the prompt.
+    ASSERT_GE(b.size(), 3u);
+    for (size_t i = 1; i < b.size(); ++i) EXPECT_LT(b[i - 1], b[i]);
+    std::string upto;
+    for (int32_t i = 0; i < b[1]; ++i)
+        upto += engine_->token_piece(out.tokens[static_cast<size_t>(i)]);
+    EXPECT_NE(upto.find("get_weather"), std::string::npos) << "past the tools in the system block";
+    EXPECT_NE(upto.find("Rome, please?"), std::string::npos) << upto;
+    // The same conversation one turn later shares those tokens: each boundary is a prefix.
+    auto later = msgs;
+    later.push_back(
+        {"assistant", "", "", "", "", {{"call_2", "get_weather", R"({"city":"Rome"})"}}});
+    later.push_back({"tool", "Rain, 14 degrees.", "", "call_2", "", {}});
+    sf::rendered_prompt next;
+    ASSERT_TRUE(engine_->render_chat(later, true, opts, next, err)) << err;
+    for (int32_t p : b)
+        EXPECT_TRUE(std::equal(out.tokens.begin(), out.tokens.begin() + p, next.tokens.begin()))
+            << p;
+}
+
+}  // namespace
