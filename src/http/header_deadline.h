@@ -1,7 +1,8 @@
 // A deadline for reading a request's line, headers and body (slowloris): cpp-httplib gives each
 // read call a timeout but no bound on the whole, so a client that sends one byte a second holds an
 // HTTP thread forever. The deadline is armed when a connection starts and after each response
-// (the next keep-alive request), disarmed by the pre-routing handler (the headers are in) or,
+// (the next keep-alive request; a streamed response: once its body is out, see
+// after_streamed_body), disarmed by the pre-routing handler (the headers are in) or,
 // for a request with a body, re-armed there and disarmed once the body is read; a
 // reaper thread answers a connection past its deadline with 408 (JSON error in OpenAI's shape)
 // and shuts the socket down, so httplib's blocked read returns and the thread is freed.

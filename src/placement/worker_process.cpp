@@ -194,7 +194,10 @@ void worker_process::supervise() {
             pid_.store(-1);
             if (now - started_at > std::chrono::seconds(30))
                 backoff = std::chrono::milliseconds(100);
-            if (standby.pid > 0 && !exited(standby.pid, status) &&
+            // Only a loaded standby is promoted: one still loading would not listen (nor answer
+            // Health) until it has, and the watchdog would take it for hung; it stays the
+            // standby for the next failure while a new worker starts as without one.
+            if (standby.pid > 0 && standby_ready_.load() && !exited(standby.pid, status) &&
                 write(standby.go_fd, "g", 1) == 1) {
                 close_fd(standby.go_fd);
                 active  = standby;

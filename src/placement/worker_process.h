@@ -4,11 +4,11 @@
 //
 // Hot standby (serve --standby, issue #21): a second worker process, spawned once the worker
 // is ready, loads the model, says so ('r') on a socket pair and waits without listening. When the
-// worker dies the supervisor writes one byte ('g') to that socket: the standby binds the socket at
-// once and the head's link reconnects, so streams resume after a reconnect instead of a model load.
-// A new standby is spawned in the background kStandbyDelay later. The model is mmapped, so a
-// standby costs its private memory (KV cache, compute buffers, heap: RssAnon), which `auto`
-// measures on the running worker before it spawns one.
+// worker dies and the standby has loaded, the supervisor writes one byte ('g') to that socket: the
+// standby binds the socket at once and the head's link reconnects, so streams resume after a
+// reconnect instead of a model load. A new standby is spawned in the background kStandbyDelay
+// later. The model is mmapped, so a standby costs its private memory (KV cache, compute buffers,
+// heap: RssAnon), which `auto` measures on the running worker before it spawns one.
 //
 // Threads: the public methods are thread-safe; the supervising thread is its own (it alone
 // spawns, reaps and promotes).
