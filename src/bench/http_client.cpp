@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 #include <cpp-httplib/httplib.h>
 
@@ -268,6 +269,17 @@ int http_get(const std::string &base_url, const std::string &path, double timeou
     if (!res) return 0;
     if (body) *body = res->body;
     return res->status;
+}
+
+double superfluid_metric(const std::string &base_url, const std::string &name, double timeout_s) {
+    std::string body;
+    if (http_get(base_url, "/metrics", timeout_s, &body) != 200) return -1;
+    std::istringstream in(body);
+    std::string line;
+    const std::string key = "superfluid:" + name + " ";
+    while (std::getline(in, line))
+        if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size()));
+    return -1;
 }
 
 }  // namespace sf::bench

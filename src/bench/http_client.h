@@ -107,6 +107,13 @@ int http_get(const std::string &base_url, const std::string &path, double timeou
              std::string *body = nullptr);
 
 /**
+ * Superfluid's Prometheus series `superfluid:NAME` (no labels) from BASE/metrics; -1 when the
+ * server does not answer within `timeout_s` or has no such series.
+ */
+double superfluid_metric(const std::string &base_url, const std::string &name,
+                         double timeout_s = 10);
+
+/**
  * Asks BASE/v1/models for the served model's id and remembers it: later requests to BASE name
  * it (Superfluid refuses other names). Returns the id ("" when none).
  */

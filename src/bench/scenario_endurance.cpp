@@ -93,19 +93,6 @@ void broken_figures(const std::vector<trajectory_record> &all, nlohmann::json &f
     f["broken_decode_recomputed"]  = decode;
 }
 
-// Superfluid's `superfluid:prompt_tokens_total` (the worker's prompt tokens prefilled since it
-// started); -1 when unreadable.
-int prompt_tokens_total(const std::string &base_url) {
-    std::string body;
-    if (http_get(base_url, "/metrics", 10, &body) != 200) return -1;
-    std::istringstream in(body);
-    std::string line;
-    const std::string key = "superfluid:prompt_tokens_total ";
-    while (std::getline(in, line))
-        if (line.rfind(key, 0) == 0) return static_cast<int>(std::stod(line.substr(key.size())));
-    return -1;
-}
-
 // The kill at the interruption (--kill), when the bench owns the processes.
 void arm_kill(scenario_context &ctx, trajectory_spec &spec, scenario_result &r) {
     const std::string kill = ctx.opts.endurance_kill;
@@ -124,7 +111,7 @@ void arm_kill(scenario_context &ctx, trajectory_spec &spec, scenario_result &r) 
     };
     if (ctx.server.spec().kind == server_kind::superfluid)
         spec.server_prefilled = [base = ctx.server.base_url()] {
-            return prompt_tokens_total(base);
+            return static_cast<int>(superfluid_metric(base, "prompt_tokens_total"));
         };
 }
 

@@ -95,9 +95,7 @@ scenario_result run_recovery(scenario_context &ctx) {
         ctx.prog.say("waiting for the standby worker");
         standby_at_kill = 0;
         for (double until = now_s() + 60; now_s() < until;) {
-            std::string m;
-            if (http_get(ctx.server.base_url(), "/metrics", 2.0, &m) == 200 &&
-                m.find("\nsuperfluid:worker_standby 1") != std::string::npos) {
+            if (superfluid_metric(ctx.server.base_url(), "worker_standby", 2.0) == 1) {
                 standby_at_kill = 1;
                 break;
             }

@@ -149,10 +149,10 @@ std::string metrics_text(session_manager &sessions) {
              double(c.disk_corrupt));
     p.metric("worker_event_batches_total", "counter",
              "messages read from the worker's Events stream (one per tick with events)",
-             double(sessions.worker_stats().batches));
+             double(ws.batches));
     p.metric("worker_events_total", "counter",
              "token and finish events read from the Events stream (per batch: sessions per tick)",
-             double(sessions.worker_stats().events));
+             double(ws.events));
     node_series(p, sessions.nodes());
     sessions.latency().render(p.str());
     return p.str();
