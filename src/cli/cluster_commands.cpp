@@ -59,7 +59,14 @@ void add_cluster_commands(CLI::App &app, cluster_cli &c, serve_options &wf) {
     c.nodes = app.add_subcommand("nodes", "List a cluster head's nodes");
     c.nodes->add_option("--host", c.nodes_host, "Server address")->capture_default_str();
     c.nodes->add_option("--port", c.nodes_port, "Server port")->capture_default_str();
-    for (auto *s : {c.join, c.token_create})
+    c.nodes_revoke = c.nodes->add_subcommand(
+        "revoke",
+        "Revoke a node: the head drops it within a second (its sessions move), and "
+        "its certificate and join token are refused from then on");
+    c.nodes_revoke->add_option("name", c.revoke_name, "The node's name (superfluid nodes)")
+        ->required();
+    c.nodes->require_subcommand(0, 1);
+    for (auto *s : {c.join, c.token_create, c.nodes_revoke})
         s->add_option("--state-dir", c.state_dir,
                       "State directory (default: $XDG_STATE_HOME/superfluid)");
 }
@@ -76,17 +83,25 @@ static int run_nodes(const std::string &host, int port) {
     auto j = nlohmann::json::parse(res->body, nullptr, false);
     if (j.is_discarded()) return 1;
     const auto nodes = j.value("nodes", nlohmann::json::array());
-    std::printf("%-20s %-22s %-9s %-17s %5s %7s %11s %s\n", "NAME", "ADDRESS", "STATE", "MODEL",
-                "SLOTS", "RUNNING", "LAST SEEN", "CERT SERIAL");
+    // RUNNING: sessions placed on the node; I/N/B: its scheduler's running sequences per class
+    // (interactive/normal/batch); HIT: the share of prompt tokens its prefix cache reused.
+    std::printf("%-16s %-21s %-8s %-22s %-17s %5s %7s %-8s %5s %10s %s\n", "NAME", "ADDRESS",
+                "STATE", "ENGINE", "MODEL", "SLOTS", "RUNNING", "I/N/B", "HIT", "LAST SEEN",
+                "CERT SERIAL");
     for (const auto &n : nodes) {
         const double seen = n.value("last_seen_s", -1.0);
-        char seen_text[32];
+        char seen_text[32], classes[32];
         std::snprintf(seen_text, sizeof seen_text, seen < 0 ? "never" : "%.1fs ago", seen);
-        std::printf("%-20s %-22s %-9s %-17s %5d %7d %11s %s\n", n.value("name", "").c_str(),
+        const auto by = n.value("running_by_class", nlohmann::json::object());
+        std::snprintf(classes, sizeof classes, "%d/%d/%d", by.value("interactive", 0),
+                      by.value("normal", 0), by.value("batch", 0));
+        std::printf("%-16s %-21s %-8s %-22s %-17s %5d %7d %-8s %4.0f%% %10s %s\n",
+                    n.value("name", "").c_str(),
                     n.value("address", "").empty() ? "(this host)" : n.value("address", "").c_str(),
-                    n.value("state", "").c_str(),
+                    n.value("state", "").c_str(), n.value("engine", "").substr(0, 22).c_str(),
                     n.value("model_fingerprint", "").substr(0, 16).c_str(), n.value("slots", 0),
-                    n.value("running", 0), seen_text, n.value("certificate_serial", "").c_str());
+                    n.value("running", 0), classes, 100.0 * n.value("cache_hit_rate", 0.0),
+                    seen_text, n.value("certificate_serial", "").c_str());
         if (!n.value("message", "").empty()) std::printf("  %s\n", n.value("message", "").c_str());
     }
     if (nodes.empty()) std::printf("(not a cluster head: serve --cluster)\n");
@@ -117,6 +132,9 @@ int run_cluster_command(cluster_cli &c, const serve_options &wf) {
     if (c.token_create && *c.token_create)
         return cluster::create_token_command(
             c.state_dir.empty() ? paths::default_state_dir() : c.state_dir, c.uses, c.ttl_s);
+    if (c.nodes_revoke && *c.nodes_revoke)
+        return cluster::revoke_node_command(
+            c.state_dir.empty() ? paths::default_state_dir() : c.state_dir, c.revoke_name);
     if (c.nodes && *c.nodes) return run_nodes(c.nodes_host, c.nodes_port);
     return -1;
 }

@@ -1,5 +1,5 @@
 // Cluster subcommands (issue #17): `superfluid join HEAD:PORT`, `superfluid token create`,
-// `superfluid nodes`, and serve's cluster flags. Flags only; the work is in cluster/.
+// `superfluid nodes [revoke NAME]`, and serve's cluster flags. Flags only; the work is in cluster/.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -12,8 +12,10 @@ namespace sf {
 
 /** What the cluster subcommands parsed. */
 struct cluster_cli {
-    CLI::App *join = nullptr, *token = nullptr, *token_create = nullptr, *nodes = nullptr;
+    CLI::App *join = nullptr, *token = nullptr, *token_create = nullptr, *nodes = nullptr,
+             *nodes_revoke = nullptr;
     std::string head, token_text, state_dir, model, name, listen_host = "0.0.0.0", advertise;
+    std::string revoke_name;  // nodes revoke NAME
     int worker_port        = 8455;
     int uses               = 1;
     int64_t ttl_s          = 24 * 3600;

@@ -3,6 +3,7 @@
 #include <cpp-httplib/httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace sf {
@@ -41,12 +42,16 @@ int run_ps(const std::string &host, int port) {
         }
     }
     const auto &sessions = j.value("sessions", nlohmann::json::array());
-    printf("\n%-26s %-12s %-11s %8s %10s %8s\n", "SESSION", "PRIORITY", "STATE", "PROMPT",
-           "GENERATED", "AGE");
+    // A cluster head says which node runs each session (issue #17): a NODE column then.
+    const bool cluster = std::any_of(sessions.begin(), sessions.end(),
+                                     [](const auto &s) { return s.contains("node"); });
+    printf("\n%-26s %-12s %-11s %8s %10s %8s%s\n", "SESSION", "PRIORITY", "STATE", "PROMPT",
+           "GENERATED", "AGE", cluster ? "  NODE" : "");
     for (const auto &s : sessions) {
-        printf("%-26s %-12s %-11s %8d %10d %7.1fs\n", s.value("id", "").c_str(),
+        printf("%-26s %-12s %-11s %8d %10d %7.1fs%s%s\n", s.value("id", "").c_str(),
                s.value("priority", "").c_str(), s.value("state", "").c_str(),
-               s.value("prompt_tokens", 0), s.value("generated_tokens", 0), s.value("age_s", 0.0));
+               s.value("prompt_tokens", 0), s.value("generated_tokens", 0), s.value("age_s", 0.0),
+               cluster ? "  " : "", cluster ? s.value("node", "-").c_str() : "");
     }
     if (sessions.empty()) printf("(no running sessions)\n");
     return 0;

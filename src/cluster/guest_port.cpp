@@ -135,6 +135,7 @@ grpc::Status guest_port::Join(grpc::ServerContext *ctx, const pb::JoinRequest *r
     std::error_code ec;
     std::filesystem::create_directories(identity_.dir() + "/nodes", ec);
     write_file_atomic(identity_.dir() + "/nodes/" + name + ".crt", cert, 0644);
+    tokens_.record_join(req->token_id(), name, serial_hex(cert));
     SF_LOG_INFO("cluster", "node %s joined from %s with token %s (certificate serial %s)",
                 name.c_str(), who.c_str(), req->token_id().c_str(), serial_hex(cert).c_str());
     reply->set_cert_pem(cert);
@@ -157,6 +158,14 @@ grpc::Status guest_port::Register(grpc::ServerContext *ctx, const pb::RegisterRe
     std::string serial;
     for (const auto &v : ctx->auth_context()->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME))
         serial = serial_hex(std::string(v.data(), v.size()));
+    if (tokens_.revoked(serial)) {
+        SF_LOG_WARN("cluster", "register refused from %s (%s): certificate serial %s is revoked",
+                    name.c_str(), peer_host(ctx).c_str(), serial.c_str());
+        reply->set_state(pb::RegisterReply::REFUSED);
+        reply->set_message("this node's certificate (serial " + serial +
+                           ") was revoked on the head; join again with a new token");
+        return grpc::Status::OK;
+    }
     node_report r = pool_.heartbeat(name, serial);
     if (r.state == "refused") {
         reply->set_state(pb::RegisterReply::REFUSED);

@@ -82,6 +82,7 @@ bool token_store::redeem(const std::string &id, const std::string &nonce, const 
         const std::string key = from_hex(t.value("key", ""));
         if (!same_bytes(join_proof(key, nonce, pin, csr_pem), proof))
             return error = "token " + id + ": wrong secret (the proof does not verify)", false;
+        if (t.value("revoked", false)) return error = "token " + id + ": revoked", false;
         const int64_t expires = t.value("expires", int64_t{0});
         if (expires != 0 && now >= expires) return error = "token " + id + ": expired", false;
         const int uses = t.value("uses_left", 0);
@@ -91,6 +92,52 @@ bool token_store::redeem(const std::string &id, const std::string &nonce, const 
         return true;
     }
     return error = "token " + id + ": unknown", false;
+}
+
+void token_store::record_join(const std::string &id, const std::string &node,
+                              const std::string &serial) {
+    file_lock lock(dir_ + "/tokens.lock");
+    if (!lock.ok()) return;
+    nlohmann::json j = load(path());
+    j["joins"].push_back({{"node", node},
+                          {"serial", serial},
+                          {"token", id},
+                          {"at", static_cast<int64_t>(std::time(nullptr))}});
+    save(path(), j);
+}
+
+bool token_store::revoke(const std::string &node, const std::string &serial, std::string &token_id,
+                         std::string &error) {
+    file_lock lock(dir_ + "/tokens.lock");
+    if (!lock.ok()) return error = "cannot lock " + dir_ + "/tokens.lock", false;
+    nlohmann::json j = load(path());
+    token_id.clear();
+    for (const auto &r : j.value("joins", nlohmann::json::array()))
+        if (r.value("node", "") == node && r.value("serial", "") == serial)
+            token_id = r.value("token", "");
+    for (auto &t : j["tokens"])
+        if (!token_id.empty() && t.value("id", "") == token_id) {
+            t["revoked"]   = true;
+            t["uses_left"] = 0;
+        }
+    j["revoked"].push_back(
+        {{"node", node}, {"serial", serial}, {"at", static_cast<int64_t>(std::time(nullptr))}});
+    if (!save(path(), j)) return error = "cannot write " + path(), false;
+    return true;
+}
+
+bool token_store::revoked(const std::string &serial) {
+    for (const auto &[node, s] : revoked_nodes())
+        if (s == serial) return true;
+    return false;
+}
+
+std::vector<std::pair<std::string, std::string>> token_store::revoked_nodes() {
+    file_lock lock(dir_ + "/tokens.lock");
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto &r : load(path()).value("revoked", nlohmann::json::array()))
+        out.emplace_back(r.value("node", ""), r.value("serial", ""));
+    return out;
 }
 
 }  // namespace sf::cluster

@@ -1,5 +1,7 @@
 // The head's join tokens (issue #17): STATE/cluster/tokens.json, one entry per token: id, the
-// derived key (join_token.h join_key, hex; never the secret), uses left, expiry (unix s).
+// derived key (join_token.h join_key, hex; never the secret), uses left, expiry (unix s),
+// whether it was revoked; plus `joins` (node name, certificate serial, token id: who joined
+// with what) and `revoked` (node name, certificate serial, unix time: `nodes revoke`).
 // Every operation takes an flock on STATE/cluster/tokens.lock and rereads the file, so
 // `superfluid token create` adds tokens while the head runs (the head reads the store at each
 // Join) without talking to it. Writes go to a temporary file renamed over the store (0600).
@@ -8,6 +10,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sf::cluster {
 
@@ -29,6 +33,27 @@ class token_store {
      */
     bool redeem(const std::string &id, const std::string &nonce, const std::string &pin,
                 const std::string &csr_pem, const std::string &proof, std::string &error);
+
+    /** Records that node `node` joined with token `id` and got certificate `serial` (hex). */
+    void record_join(const std::string &id, const std::string &node, const std::string &serial);
+
+    /**
+     * Revokes node `node`'s certificate `serial` (hex, from STATE/cluster/nodes/NODE.crt) and
+     * the token it joined with (when a join was recorded): from then on the certificate's
+     * Register and the token's Join are refused. Sets `token_id` ("" when unknown). False with
+     * `error` when the store cannot be written.
+     */
+    bool revoke(const std::string &node, const std::string &serial, std::string &token_id,
+                std::string &error);
+
+    /** True when certificate `serial` (hex) was revoked. */
+    bool revoked(const std::string &serial);
+
+    /** Every revoked certificate as (node name, serial hex). */
+    std::vector<std::pair<std::string, std::string>> revoked_nodes();
+
+    /** STATE/cluster/tokens.json: its modification changes when a token or revocation does. */
+    std::string path() const { return dir_ + "/tokens.json"; }
 
   private:
     std::string dir_;

@@ -78,6 +78,7 @@ struct model_description {
     std::string file_type;  // e.g. "Q4_K - Medium"
     std::string description;
     std::string tokenizer_fingerprint;  // SHA-256 hex of the vocabulary (equal: same tokenizer)
+    std::string engine;                 // implementation and build, e.g. "llama.cpp b1-de3ff81"
     std::string model_fingerprint;      // sampled hash of the model file (identifies the weights)
 };
 
@@ -93,6 +94,13 @@ struct node_report {
     double last_seen_s    = -1;      // seconds since it last answered (or registered); -1: never
     uint64_t placed_total = 0;       // sessions placed on it so far
     std::string certificate_serial;  // its node certificate's serial (hex); "" for the local one
+    std::string engine;              // ModelInfo.engine: implementation and build
+    std::string model_name;          // the model it serves (Health.model_name)
+    int32_t running_by_class[3] = {0, 0, 0};  // its scheduler's running sequences per class
+    int64_t kv_cells            = 0;          // KV cache cells (n_ctx × slots)
+    int64_t kv_bytes_per_token  = 0;          // 0: not per token (hybrid)
+    double cache_hit_rate       = 0;  // prompt tokens reused from its prefix cache / prompt tokens
+    uint64_t cached_tokens      = 0;  // prompt tokens its prefix cache has reused so far
 };
 
 /** Inputs to embed; `truncate` cuts inputs longer than the context instead of refusing them. */

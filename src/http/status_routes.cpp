@@ -185,7 +185,17 @@ void register_status_routes(httplib::Server &svr, session_manager &sessions,
                              {"running", n.running},
                              {"placed_total", n.placed_total},
                              {"certificate_serial", n.certificate_serial},
-                             {"last_seen_s", n.last_seen_s}});
+                             {"last_seen_s", n.last_seen_s},
+                             {"engine", n.engine},
+                             {"model", n.model_name},
+                             {"running_by_class",
+                              {{"interactive", n.running_by_class[0]},
+                               {"normal", n.running_by_class[1]},
+                               {"batch", n.running_by_class[2]}}},
+                             {"kv_cells", n.kv_cells},
+                             {"kv_bytes_per_token", n.kv_bytes_per_token},
+                             {"cache_hit_rate", n.cache_hit_rate},
+                             {"cached_tokens", n.cached_tokens}});
         res.set_content(json{{"nodes", nodes}}.dump(), "application/json");
     });
 

@@ -22,7 +22,12 @@ json session_json(const session_manager::session_info &s) {
 
 json running_sessions_json(session_manager &sessions) {
     json out = json::array();
-    for (const auto &s : sessions.running_sessions()) out.push_back(session_json(s));
+    for (const auto &s : sessions.running_sessions()) {
+        json j                  = session_json(s);
+        const std::string where = sessions.session_node(s.id);
+        if (!where.empty()) j["node"] = where;  // cluster mode: the node it runs on
+        out.push_back(std::move(j));
+    }
     return out;
 }
 

@@ -73,6 +73,37 @@ node_report node_pool::heartbeat(const std::string &name, const std::string &cer
     return r;
 }
 
+bool node_pool::revoke(const std::string &name, const std::string &serial, const std::string &why) {
+    std::shared_ptr<node> gone;
+    size_t sessions = 0;
+    {
+        std::lock_guard lk(mu_);
+        for (auto &n : nodes_) {
+            if (n->name != name || n->reference || n->st == node_state::REFUSED) continue;
+            if (!serial.empty() && !n->serial.empty() && n->serial != serial) continue;
+            n->st      = node_state::REFUSED;
+            n->message = why;
+            gone       = n;
+            for (auto &[id, p] : placed_) sessions += p.base == n->base;
+            break;
+        }
+    }
+    if (!gone) return false;
+    SF_LOG_WARN("cluster", "node %s revoked (%s): its %zu sessions move to other nodes",
+                name.c_str(), why.c_str(), sessions);
+    retire(gone);  // its Events stream ends: on_stream_lost resumes the sessions elsewhere
+    return true;
+}
+
+std::string node_pool::session_node(const std::string &session_id) {
+    std::lock_guard lk(mu_);
+    auto it = placed_.find(session_id);
+    if (it == placed_.end()) return "";
+    for (auto &n : nodes_)
+        if (n->base == it->second.base) return n->name;
+    return "";
+}
+
 bool node_pool::start() {
     std::vector<std::shared_ptr<node>> todo;
     {
@@ -258,7 +289,18 @@ std::vector<node_report> node_pool::nodes() {
         for (auto &[id, p] : placed_) r.running += p.base == n->base;
         r.last_seen_s  = n->seen ? std::chrono::duration<double>(now - n->last_seen).count() : -1.0;
         r.placed_total = n->placed_total;
-        r.certificate_serial = n->serial;
+        r.certificate_serial   = n->serial;
+        r.engine               = n->engine;
+        const worker_status &s = n->last.status;
+        r.model_name           = s.model_name;
+        for (size_t c = 0; c < 3 && c < s.classes.size(); ++c)
+            r.running_by_class[c] = s.classes[c].running;
+        r.kv_cells           = s.kv_total_cells;
+        r.kv_bytes_per_token = s.kv_bytes_per_token;
+        r.cache_hit_rate     = s.cache.prompt_tokens > 0
+                                   ? double(s.cache.cached_tokens) / double(s.cache.prompt_tokens)
+                                   : 0.0;
+        r.cached_tokens      = s.cache.cached_tokens;
         out.push_back(std::move(r));
     }
     return out;
@@ -337,6 +379,7 @@ void node_pool::poll(const std::shared_ptr<node> &n) {
     {
         std::lock_guard lk(mu_);
         n->model_fp     = d.model_fingerprint;
+        n->engine       = d.engine;
         n->tokenizer_fp = d.tokenizer_fingerprint;
         if (reference_fp_.empty()) reference_fp_ = d.tokenizer_fingerprint;
         if (d.tokenizer_fingerprint != reference_fp_) {

@@ -54,6 +54,13 @@ class node_pool final : public worker_client, private worker_listener {
      * afresh.
      */
     node_report heartbeat(const std::string &name, const std::string &certificate_serial = "");
+    /**
+     * Drops node `name` for good (`superfluid nodes revoke`): it is refused with `why`, its
+     * client stopped, so its Events stream ends and its sessions resume on other nodes. When
+     * `serial` is not empty only the node holding that certificate serial is dropped. False
+     * when no such node is in the table (already gone, or a newer certificate).
+     */
+    bool revoke(const std::string &name, const std::string &serial, const std::string &why);
 
     void set_listener(worker_listener *l) override { listener_ = l; }
     bool start() override;
@@ -67,6 +74,7 @@ class node_pool final : public worker_client, private worker_listener {
     worker_health health() override;
     counters stats() override;
     std::vector<node_report> nodes() override;
+    std::string session_node(const std::string &session_id) override;
 
   private:
     enum class node_state { PENDING, ACTIVE, REFUSED };
@@ -76,7 +84,7 @@ class node_pool final : public worker_client, private worker_listener {
         uint64_t base  = 0;
         bool reference = false;
         node_state st  = node_state::PENDING;
-        std::string message, model_fp, tokenizer_fp, serial;
+        std::string message, model_fp, tokenizer_fp, serial, engine;
         worker_health last;  // the monitor's last poll
         std::chrono::steady_clock::time_point last_seen{};
         bool seen             = false;

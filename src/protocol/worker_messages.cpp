@@ -153,6 +153,7 @@ void to_proto(const model_description &m, pb::ModelInfoReply &out) {
     out.set_description(m.description);
     out.set_tokenizer_fingerprint(m.tokenizer_fingerprint);
     out.set_model_fingerprint(m.model_fingerprint);
+    out.set_engine(m.engine);
 }
 
 model_description from_proto(const pb::ModelInfoReply &r) {
@@ -168,6 +169,7 @@ model_description from_proto(const pb::ModelInfoReply &r) {
     m.description           = r.description();
     m.tokenizer_fingerprint = r.tokenizer_fingerprint();
     m.model_fingerprint     = r.model_fingerprint();
+    m.engine                = r.engine();
     return m;
 }
 

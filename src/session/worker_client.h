@@ -114,6 +114,9 @@ class worker_client {
 
     /** The nodes behind this client (a cluster's node pool); empty for a single worker. */
     virtual std::vector<node_report> nodes() { return {}; }
+
+    /** The node running session `session_id` now ("" when not placed, or not a cluster). */
+    virtual std::string session_node(const std::string & /*session_id*/) { return ""; }
 };
 
 }  // namespace sf

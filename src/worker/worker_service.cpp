@@ -326,6 +326,7 @@ grpc::Status worker_service::ModelInfo(grpc::ServerContext *, const pb::ModelInf
     reply->set_description(facts_.description);
     reply->set_tokenizer_fingerprint(facts_.tokenizer_fingerprint);
     reply->set_model_fingerprint(facts_.model_fingerprint);
+    reply->set_engine(facts_.engine);
     return grpc::Status::OK;
 }
 

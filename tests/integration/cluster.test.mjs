@@ -183,13 +183,20 @@ test('cluster: the head prints a join token on first start; two guests join with
   const fps = new Set(ns.map((n) => n.model_fingerprint));
   for (const n of ns.filter((x) => x.name !== 'local')) assert.match(n.certificate_serial, /^[0-9A-F]+$/, `${n.name}: certificate serial`);
   assert.equal(fps.size, 1, 'every node serves the same model');
+  // What each node reported: engine and build, its KV cache, its scheduler's classes.
+  for (const n of ns) {
+    assert.match(n.engine, /^llama\.cpp b\d+-[0-9a-f]+/, `${n.name}: engine`);
+    assert.ok(n.kv_cells > 0, `${n.name}: KV cells`);
+    assert.deepEqual(Object.keys(n.running_by_class).sort(), ['batch', 'interactive', 'normal']);
+    assert.equal(typeof n.cache_hit_rate, 'number');
+  }
   assert.match(head.log(), /node guest-a joined from/);
   assert.match(guests.a.log(), /joined .* as guest-a/);
   const metrics = await (await fetch(`${head.url}/metrics`)).text();
   for (const n of ['local', 'guest-a', 'guest-b']) assert.match(metrics, new RegExp(`^superfluid:node_up\\{node="${n}"\\} 1(\\.0)?$`, 'm'));
   const cli = await runSuperfluid(['nodes', '--port', String(head.port)]);
   assert.equal(cli.code, 0);
-  for (const n of ['local', 'guest-a', 'guest-b']) assert.match(cli.stdout, new RegExp(`^${n} `, 'm'));
+  for (const n of ['local', 'guest-a', 'guest-b']) assert.match(cli.stdout, new RegExp(`^${n} .* llama\\.cpp b`, 'm'));
 });
 
 test('cluster: refused joins — reused one-time token, wrong secret, wrong CA pin, expired token', { skip: !hasNs }, async () => {
@@ -301,4 +308,45 @@ test('cluster: after a head restart (now routing only: --no-local-worker) the gu
   const r = await stream(head, { ...story(98), max_tokens: 8 });
   assert.equal(r.done, true);
   assert.equal(r.error, null);
+});
+
+test('cluster: a revoked node is dropped at once: its sessions move with no token lost; its certificate and token are refused', { skip: !hasNs }, async () => {
+  assert.ok(reference, 'the reference run exists');
+  assert.ok(await waitActive(['guest-a', 'guest-b', 'guest-c']), 'three active guests');
+  let revoking = null;
+  let revokedAt = 0;
+  let psSeen = null;
+  let refused = null;
+  const out = await runAndDisrupt('guest-c', () => {
+    // superfluid ps names each session's node while they run.
+    psSeen = runSuperfluid(['ps', '--port', String(head.port)]);
+    revokedAt = Date.now();
+    revoking = runSuperfluid(['nodes', 'revoke', 'guest-c', '--state-dir', head.stateDir]);
+    refused = until(async () => (await nodes()).find((n) => n.name === 'guest-c' && n.state === 'refused'), 10000, 20)
+      .then((n) => n && { ...n, after_ms: Date.now() - revokedAt });
+  });
+  const r = await revoking;
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /revoked node guest-c \(certificate serial [0-9A-F]+, token [0-9a-f]{12}\)/);
+  await checkStreams(out, reference);
+  const ps = await psSeen;
+  assert.match(ps.stdout, /^SESSION .* NODE$/m, ps.stdout);
+  assert.match(ps.stdout, /^sess_\S+ .* guest-[abc]$/m, ps.stdout);
+  const gone = await refused;
+  assert.ok(gone, 'guest-c shows as refused');
+  console.log(`guest-c refused ${gone.after_ms} ms after the revoke command started (reported, not asserted)`);
+  assert.match(gone.message, /revoked/);
+  assert.match(head.log(), /node guest-c revoked/);
+  // Its next Register is refused: the guest stops with the reason.
+  const exited = await Promise.race([guests.c.exited, new Promise((res) => setTimeout(() => res(null), 15000))]);
+  assert.ok(exited && exited.code !== 0, 'the revoked guest stopped');
+  assert.match(guests.c.log(), /refused this node: .*revoked/);
+  assert.match(head.log(), /register refused from guest-c .*revoked/);
+  // The token it joined with (the first-start token) is refused too, as revoked.
+  const again = startGuest(2, { token: firstToken, stateDir: join(scratch, 'after-revoke'), name: 'again' });
+  assert.notEqual((await again.exited).code, 0);
+  assert.match(head.log(), new RegExp(`token ${firstToken.split('.')[2]}: revoked`));
+  const unknown = await runSuperfluid(['nodes', 'revoke', 'no-such-node', '--state-dir', head.stateDir]);
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /no node named no-such-node has joined this head/);
 });

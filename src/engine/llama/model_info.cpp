@@ -1,5 +1,6 @@
 #include "engine/llama/model_info.h"
 
+#include <build-info.h>
 #include <llama.h>
 
 #include <openssl/evp.h>
@@ -46,6 +47,7 @@ model_facts read_model_facts(const llama_model *model) {
     auto sp2 = sp1 == std::string::npos ? sp1 : f.description.find(' ', sp1 + 1);
     if (sp2 != std::string::npos) f.file_type = f.description.substr(sp2 + 1);
     f.tokenizer_fingerprint = tokenizer_fingerprint(model);
+    f.engine                = std::string("llama.cpp ") + llama_build_info();
     return f;
 }
 

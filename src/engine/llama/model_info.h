@@ -24,6 +24,8 @@ struct model_facts {
     std::string cache_type_k, cache_type_v;  // the KV cache's element types, set by the worker
     std::string tokenizer_fingerprint;       // tokenizer_fingerprint() of the model
     std::string model_fingerprint;           // the model file's sampled hash, set by the worker
+    std::string
+        engine;  // "llama.cpp b<build>-<commit>" (common/build-info), set by read_model_facts
 };
 
 /**

@@ -117,6 +117,39 @@ TEST(cluster_token_store, one_time_tokens_wrong_secrets_and_expiry) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(cluster_token_store, a_revoked_node_takes_its_certificate_and_token_with_it) {
+    const std::string dir = temp_dir();
+    token_store store(dir);
+    std::string err;
+    const std::string pin = std::string(64, 'c');
+    join_token t, other;
+    ASSERT_TRUE(parse_join_token(store.create(pin, 3, 3600, err), t, err)) << err;
+    ASSERT_TRUE(parse_join_token(store.create(pin, 3, 3600, err), other, err)) << err;
+    const auto proof = [&](const join_token &tok, const std::string &nonce) {
+        return join_proof(join_key(tok.secret), nonce, pin, "csr");
+    };
+    ASSERT_TRUE(store.redeem(t.id, "n1", pin, "csr", proof(t, "n1"), err)) << err;
+    store.record_join(t.id, "gpu-1", "0A1B");
+    EXPECT_FALSE(store.revoked("0A1B"));
+
+    std::string token_of;
+    ASSERT_TRUE(store.revoke("gpu-1", "0A1B", token_of, err)) << err;
+    EXPECT_EQ(token_of, t.id);
+    EXPECT_TRUE(store.revoked("0A1B"));
+    EXPECT_FALSE(store.revoked("0A1C"));
+    ASSERT_EQ(store.revoked_nodes().size(), 1u);
+    EXPECT_EQ(store.revoked_nodes()[0].first, "gpu-1");
+    // Its token has uses left but is refused as revoked; another token still joins.
+    EXPECT_FALSE(store.redeem(t.id, "n2", pin, "csr", proof(t, "n2"), err));
+    EXPECT_NE(err.find("revoked"), std::string::npos) << err;
+    EXPECT_TRUE(store.redeem(other.id, "n3", pin, "csr", proof(other, "n3"), err)) << err;
+    // A node whose join was not recorded: its certificate only.
+    ASSERT_TRUE(store.revoke("old", "FF", token_of, err)) << err;
+    EXPECT_EQ(token_of, "");
+    EXPECT_TRUE(store.revoked("FF"));
+    std::filesystem::remove_all(dir);
+}
+
 TEST(cluster_head_identity, created_once_then_loaded_with_the_same_pin) {
     const std::string dir = temp_dir();
     head_identity a;
