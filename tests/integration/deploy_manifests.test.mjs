@@ -7,148 +7,38 @@
 // and every $(VAR) the containers use is defined; NetworkPolicy ports name declared ports;
 // kustomization.yaml lists files that exist. Runs only `superfluid … --help`: no cluster needed.
 //
-// The manifests are read with the small YAML reader below, not a YAML library: block mappings
-// and sequences, plain and quoted scalars, comments, `---`, one-line flow sequences
-// (`args: ["serve", "--cluster"]`) and `{}`. Anything else fails the test naming the line.
+// The manifests are read with the `yaml` package (tests/clients/package.json); without it
+// every test fails and says to run scripts/setup.sh.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join, dirname, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { SUPERFLUID } from '../lib/server.mjs';
 
-const DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'deploy', 'kubernetes');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DIR = join(ROOT, 'deploy', 'kubernetes');
 const REL = 'deploy/kubernetes';
 
-// ---- a YAML subset reader -------------------------------------------------------------------
+// ---- reading the manifests -----------------------------------------------------------------
 
-function stripComment(text) {
-  let quote = null;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quote) {
-      if (c === '\\' && quote === '"') i++;
-      else if (c === quote) quote = null;
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1]))) return text.slice(0, i);
-  }
-  return text;
+// The `yaml` package (eemeli/yaml) from tests/clients, which scripts/setup.sh installs.
+let YAML = null;
+let yamlMissing = null;
+try {
+  YAML = createRequire(join(ROOT, 'tests', 'clients', 'package.json'))('yaml');
+} catch (e) {
+  yamlMissing = new Error('run scripts/setup.sh: the yaml package is missing in tests/clients', { cause: e });
 }
 
-function splitFlow(inner, where) {
-  const items = [];
-  let cur = '';
-  let quote = null;
-  for (let i = 0; i < inner.length; i++) {
-    const c = inner[i];
-    if (quote) {
-      cur += c;
-      if (c === '\\' && quote === '"') cur += inner[++i];
-      else if (c === quote) quote = null;
-    } else if (c === '"' || c === "'") {
-      quote = c;
-      cur += c;
-    } else if (c === ',') {
-      items.push(cur.trim());
-      cur = '';
-    } else if ('[]{}'.includes(c)) throw new Error(`${where}: nested flow collections are not supported`);
-    else cur += c;
-  }
-  if (quote) throw new Error(`${where}: unterminated quote`);
-  if (cur.trim()) items.push(cur.trim());
-  return items;
-}
-
-function scalar(raw, where) {
-  const s = raw.trim();
-  if (s === '{}') return {};
-  if (s.startsWith('[')) {
-    if (!s.endsWith(']')) throw new Error(`${where}: a flow sequence must end on its line`);
-    return splitFlow(s.slice(1, -1), where).map((x) => scalar(x, where));
-  }
-  if (/^[{|>&*!]/.test(s)) throw new Error(`${where}: unsupported YAML (${s.slice(0, 20)})`);
-  if (s.startsWith('"')) {
-    if (!s.endsWith('"') || s.length < 2) throw new Error(`${where}: unterminated quote`);
-    return JSON.parse(s);
-  }
-  if (s.startsWith("'")) {
-    if (!s.endsWith("'") || s.length < 2) throw new Error(`${where}: unterminated quote`);
-    return s.slice(1, -1).replace(/''/g, "'");
-  }
-  if (s === '' || s === '~' || s === 'null') return null;
-  if (s === 'true' || s === 'false') return s === 'true';
-  if (/^-?\d+$/.test(s)) return Number(s);
-  return s;
-}
-
-const KEY = /^("[^"]*"|'[^']*'|[^\s"'\-#][^:]*?|-[^\s:][^:]*?):(?:\s+(.*))?$/;
-
-/** The documents of `text` (file name `file` for messages). */
+/** The documents of `text` as plain values (file name `file` for messages). */
 function readYaml(text, file) {
-  const docs = [];
-  let lines = [];
-  const flush = () => {
-    if (lines.length) docs.push(parseDoc(lines, file));
-    lines = [];
-  };
-  text.split('\n').forEach((line, i) => {
-    if (/^---\s*$/.test(line)) return flush();
-    if (line.includes('\t')) throw new Error(`${file}:${i + 1}: tab character`);
-    const body = stripComment(line).replace(/\s+$/, '');
-    if (body.trim() === '') return;
-    lines.push({ ind: body.length - body.trimStart().length, text: body.trimStart(), no: i + 1 });
+  return YAML.parseAllDocuments(text, { prettyErrors: true }).map((d) => {
+    if (d.errors.length) throw new Error(`${file}: ${d.errors[0].message}`);
+    return d.toJS();
   });
-  flush();
-  return docs;
-}
-
-function parseDoc(lines, file) {
-  let pos = 0;
-  const at = (l) => `${file}:${l.no}`;
-  const isItem = (l) => l.text === '-' || l.text.startsWith('- ');
-  function block(ind) {
-    return isItem(lines[pos]) ? seq(ind) : map(ind);
-  }
-  function seq(ind) {
-    const out = [];
-    while (pos < lines.length && lines[pos].ind === ind && isItem(lines[pos])) {
-      const l = lines[pos];
-      const rest = l.text.slice(1).trimStart();
-      if (rest === '') {
-        pos++;
-        if (pos >= lines.length || lines[pos].ind <= ind) out.push(null);
-        else out.push(block(lines[pos].ind));
-      } else if (KEY.test(rest) && !/^["'[]/.test(rest)) {
-        // "- key: value": a mapping whose keys sit where `key` does
-        lines[pos] = { ind: ind + (l.text.length - rest.length), text: rest, no: l.no };
-        out.push(map(lines[pos].ind));
-      } else {
-        out.push(scalar(rest, at(l)));
-        pos++;
-      }
-    }
-    return out;
-  }
-  function map(ind) {
-    const out = {};
-    while (pos < lines.length && lines[pos].ind === ind && !isItem(lines[pos])) {
-      const l = lines[pos];
-      const m = KEY.exec(l.text);
-      if (!m) throw new Error(`${at(l)}: expected "key: value", found: ${l.text}`);
-      const key = /^["']/.test(m[1]) ? scalar(m[1], at(l)) : m[1];
-      if (key in out) throw new Error(`${at(l)}: duplicate key ${key}`);
-      pos++;
-      if (m[2] !== undefined && m[2].trim() !== '') out[key] = scalar(m[2], at(l));
-      else if (pos < lines.length && lines[pos].ind > ind) out[key] = block(lines[pos].ind);
-      else if (pos < lines.length && lines[pos].ind === ind && isItem(lines[pos])) out[key] = seq(ind);
-      else out[key] = null;
-    }
-    return out;
-  }
-  const doc = block(lines[0].ind);
-  if (pos < lines.length) throw new Error(`${at(lines[pos])}: unexpected indentation: ${lines[pos].text}`);
-  return doc;
 }
 
 // ---- the CLI's --help -----------------------------------------------------------------------
@@ -293,14 +183,15 @@ function superfluidArgv({ c }) {
   return argv.slice(1).map(String);
 }
 
-// A manifest this reader cannot read fails every test with the reason (file and line).
+// A missing yaml package, or a manifest it cannot read, fails every test with the reason.
 let loaded = { files: [], docs: [] };
-let loadError = null;
-try {
-  loaded = load();
-} catch (e) {
-  loadError = e;
-}
+let loadError = yamlMissing;
+if (!loadError)
+  try {
+    loaded = load();
+  } catch (e) {
+    loadError = e;
+  }
 const { files, docs } = loaded;
 const cliHelp = help([]);
 const all = loadError || !cliHelp ? [] : containers(docs);
@@ -325,7 +216,7 @@ test('deploy/kubernetes: the manifests parse and run a cluster head and guests',
   assert.ok(runs.includes('join'), `no container in ${REL} runs \`superfluid join\``);
   // A container whose image is superfluid but whose command is not: its flags go unchecked.
   const unchecked = all.filter((x) => /superfluid/.test(x.c.image ?? '') && !superfluidArgv(x));
-  report(unchecked.map((x) => `${x.file}: ${x.where}: command is not \`superfluid …\` as a flow sequence, so it cannot be checked`));
+  report(unchecked.map((x) => `${x.file}: ${x.where}: command is not \`superfluid …\`, so it cannot be checked`));
 });
 
 test('deploy/kubernetes: every superfluid subcommand and flag exists in the CLI', () => {
