@@ -152,6 +152,10 @@ std::shared_ptr<node_pool::node> node_pool::by_stream(uint64_t stream) {
 
 bool node_pool::submit(const worker_submission &sub, accepted_session &acc, start_error &err) {
     std::vector<uint64_t> tried;
+    const std::vector<uint64_t> chain = prefix_chain(sub.request);
+    placement_request req;
+    req.interactive = sub.request.cls == priority_class::INTERACTIVE;
+    req.chunks      = chain.size();
     for (;;) {
         std::shared_ptr<node> n;
         {
@@ -165,9 +169,12 @@ bool node_pool::submit(const worker_submission &sub, accepted_session &acc, star
                 l.waiting = c->last.status.waiting_sessions;
                 l.running = c->submitting;
                 for (auto &[id, p] : placed_) l.running += p.base == c->base;
+                const auto &classes = c->last.status.classes;
+                l.batch             = classes.size() > 2 ? classes[2].running : 0;
+                l.affinity          = affinity_.match(c->base, chain);
                 loads.push_back(l);
             }
-            const int i = pick_node(loads);
+            const int i = pick_node(loads, req);
             if (i >= 0) {
                 n = nodes_[static_cast<size_t>(i)];
                 ++n->submitting;  // concurrent submits see it taken
@@ -190,8 +197,12 @@ bool node_pool::submit(const worker_submission &sub, accepted_session &acc, star
             else
                 placed_[sub.session_id] = {n->base, sub.epoch};
             ++n->placed_total;
-            SF_LOG_DEBUG("cluster", "session %s (epoch %llu) placed on %s", sub.session_id.c_str(),
-                         static_cast<unsigned long long>(sub.epoch), n->name.c_str());
+            const size_t held = affinity_.match(n->base, chain);
+            affinity_.record(n->base, chain);
+            SF_LOG_DEBUG("cluster",
+                         "session %s (epoch %llu) placed on %s (%zu of %zu prefix chunks held)",
+                         sub.session_id.c_str(), static_cast<unsigned long long>(sub.epoch),
+                         n->name.c_str(), held, chain.size());
             return true;
         }
         if (err.type != start_error::kind::UNAVAILABLE) return false;
@@ -335,7 +346,9 @@ void node_pool::on_stream_lost(uint64_t stream) {
             moved += here;
             it = here ? placed_.erase(it) : std::next(it);
         }
-        // Not a placement target until a poll finds it answering again.
+        // Not a placement target until a poll finds it answering again; what its prefix cache
+        // held is unknown now (its worker may have restarted).
+        affinity_.forget(base);
         for (auto &n : nodes_) {
             if (n->base != base) continue;
             n->last.reachable = false;

@@ -6,6 +6,10 @@
 // on another node (the existing resume path, new epoch). Stream ids carry their node: each node
 // gets its own stream_base (a multiple of 2^40), so stream_open() finds the node by id.
 //
+// Placement weighs prefix affinity: the pool records each placed session's prefix_chain per
+// node (prefix_affinity.h), so a conversation's next turn goes back to the node whose prefix
+// cache holds its earlier turns while that node has a free slot.
+//
 // A node is `pending` until it answers Health ready and its tokenizer fingerprint matches the
 // reference (the local worker's, or with --no-local-worker the first node verified); a node
 // whose tokenizer differs is `refused` and stopped. A guest whose Events stream ends is pending
@@ -27,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "placement/prefix_affinity.h"
 #include "session/worker_client.h"
 
 namespace sf {
@@ -123,6 +128,7 @@ class node_pool final : public worker_client, private worker_listener {
     // Finishes that arrived before their submit returned (session id → epoch); bounded.
     std::map<std::string, uint64_t> finished_early_;
     std::string reference_fp_;  // the cluster's tokenizer fingerprint
+    affinity_index affinity_;   // which node was given which request prefixes (mu_)
     std::thread monitor_thread_;
 };
 

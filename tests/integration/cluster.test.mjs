@@ -127,17 +127,22 @@ async function checkStreams(out, ref) {
   }
 }
 
-/** Starts N streams; once node `name` runs sessions and a fifth is delivered, calls act(). */
-async function runAndDisrupt(name, act) {
+/**
+ * Starts N streams; once node `name` runs sessions and a share `from` (a fifth by default) of
+ * all tokens is delivered, calls act().
+ */
+async function runAndDisrupt(name, act, from = 1 / 5) {
   const N = reference.length;
   let delivered = 0;
   const total = N * MAX_TOKENS;
   const runs = Array.from({ length: N }, (_, i) => stream(head, story(i), () => delivered++));
+  const samples = [];
   const victim = await until(async () => {
     const v = (await nodes()).find((n) => n.name === name);
-    return v && v.running > 0 && delivered >= total / 5 && delivered < total / 2 && v;
+    samples.push(`${delivered}:${v?.running}`);
+    return v && v.running > 0 && delivered >= total * from && delivered < total / 2 && v;
   }, 60000, 20);
-  if (!victim) console.log(`delivered ${delivered}; nodes ${JSON.stringify(await nodes())}`);
+  if (!victim) console.log(`delivered ${delivered}; samples ${samples.slice(0, 60).join(' ')}; nodes ${JSON.stringify(await nodes())}`);
   assert.ok(victim, `${name} ran sessions mid-run`);
   console.log(`disrupting ${name} (${victim.running} sessions) after ${delivered} of ~${total} events`);
   act();
@@ -295,6 +300,44 @@ test('cluster: a guest whose link is cut silently (veth down): its sessions move
 test('cluster: a half-open link (the guest\'s packets to the head dropped): its sessions move, no token lost', { skip: !nft }, () =>
   disruptAndHeal('guest-c', () => net.dropToHead(2), () => net.healToHead(2)));
 
+test('cluster: second turns go back to the node holding their first turn (prefix cache hits)', { skip: !hasNs }, async () => {
+  assert.ok(await waitActive(['local', 'guest-a', 'guest-b', 'guest-c']), 'four active nodes');
+  const words = 'harbor lantern tide rope gull anchor compass reef storm sail'.split(' ');
+  // Eight conversations, each with its own ~2.5 KB system prompt (distinct from its first word).
+  const system = (i) => `Conversation ${i}. ` + Array.from({ length: 400 }, (_, k) => words[(k * (i + 3)) % 10]).join(' ');
+  const chat = async (messages) => {
+    const res = await fetch(`${head.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages, max_tokens: 4, temperature: 0 }),
+    });
+    assert.equal(res.status, 200);
+    return res.json();
+  };
+  const placed = async () => Object.fromEntries((await nodes()).map((n) => [n.name, n.placed_total]));
+  const before = await placed();
+  const first = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+    chat([{ role: 'system', content: system(i) }, { role: 'user', content: `First question ${i}?` }])));
+  const mid = await placed();
+  const used = Object.keys(mid).filter((n) => mid[n] > (before[n] ?? 0));
+  assert.ok(used.length >= 2, `first turns spread over the nodes (${used.join(', ')})`);
+  // One at a time, last first: by load alone each would go to the same first idle node.
+  const second = [];
+  for (let i = 7; i >= 0; i--)
+    second[i] = await chat([
+      { role: 'system', content: system(i) },
+      { role: 'user', content: `First question ${i}?` },
+      { role: 'assistant', content: first[i].choices[0].message.content ?? '' },
+      { role: 'user', content: `And a second question ${i}?` },
+    ]);
+  for (let i = 0; i < 8; i++) {
+    const cached = second[i].usage.prompt_tokens_details?.cached_tokens ?? 0;
+    const had = first[i].usage.prompt_tokens;
+    console.log(`conversation ${i}: first turn ${had} prompt tokens, second turn ${cached} of ${second[i].usage.prompt_tokens} cached`);
+    assert.ok(cached >= 0.8 * had, `conversation ${i}: its second turn reused its first turn's prefix (${cached} of ${had})`);
+  }
+});
+
 test('cluster: after a head restart (now routing only: --no-local-worker) the guests register again with their certificates', { skip: !hasNs }, async () => {
   const stateDir = head.stateDir;
   await head.stop();
@@ -313,25 +356,40 @@ test('cluster: after a head restart (now routing only: --no-local-worker) the gu
 test('cluster: a revoked node is dropped at once: its sessions move with no token lost; its certificate and token are refused', { skip: !hasNs }, async () => {
   assert.ok(reference, 'the reference run exists');
   assert.ok(await waitActive(['guest-a', 'guest-b', 'guest-c']), 'three active guests');
+  // superfluid ps names each session's node while they run (long streams, cancelled after).
+  const stop = new AbortController();
+  const long = Array.from({ length: 4 }, (_, i) =>
+    fetch(`${head.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...story(50 + i), max_tokens: 4000 }),
+      signal: stop.signal,
+    }).then((r) => r.text()).catch(() => null));
+  const ps = await until(async () => {
+    const j = await (await fetch(`${head.url}/api/ps`)).json();
+    if (j.sessions.filter((s) => s.node).length < 4) return null;
+    const cli = await runSuperfluid(['ps', '--port', String(head.port)]);
+    return cli.stdout.match(/^sess_/gm)?.length >= 4 && cli;
+  }, 30000, 50);
+  stop.abort();
+  await Promise.all(long);
+  assert.ok(ps, 'superfluid ps listed the running sessions');
+  assert.match(ps.stdout, /^SESSION .* NODE$/m, ps.stdout);
+  assert.match(ps.stdout, /^sess_\S+ .* guest-[abc]$/m, ps.stdout);
+
   let revoking = null;
   let revokedAt = 0;
-  let psSeen = null;
   let refused = null;
   const out = await runAndDisrupt('guest-c', () => {
-    // superfluid ps names each session's node while they run.
-    psSeen = runSuperfluid(['ps', '--port', String(head.port)]);
     revokedAt = Date.now();
     revoking = runSuperfluid(['nodes', 'revoke', 'guest-c', '--state-dir', head.stateDir]);
     refused = until(async () => (await nodes()).find((n) => n.name === 'guest-c' && n.state === 'refused'), 10000, 20)
       .then((n) => n && { ...n, after_ms: Date.now() - revokedAt });
-  });
+  }, 1 / 50);
   const r = await revoking;
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /revoked node guest-c \(certificate serial [0-9A-F]+, token [0-9a-f]{12}\)/);
   await checkStreams(out, reference);
-  const ps = await psSeen;
-  assert.match(ps.stdout, /^SESSION .* NODE$/m, ps.stdout);
-  assert.match(ps.stdout, /^sess_\S+ .* guest-[abc]$/m, ps.stdout);
   const gone = await refused;
   assert.ok(gone, 'guest-c shows as refused');
   console.log(`guest-c refused ${gone.after_ms} ms after the revoke command started (reported, not asserted)`);
