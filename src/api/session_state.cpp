@@ -26,7 +26,8 @@ bool session_is_chat(const session &s) {
     return s.api() != "openai.completion" && s.api() != "ollama.generate";
 }
 
-std::string session_state_body(session &s, bool interrupted) {
+std::string session_state_body(session &s, bool interrupted,
+                               const std::vector<placement_note> &placements) {
     std::vector<session_event> tokens;
     std::optional<session_event> fin;
     s.read(0, tokens, fin, std::chrono::milliseconds(0));
@@ -93,6 +94,12 @@ std::string session_state_body(session &s, bool interrupted) {
     j["reasoning"]     = reasoning;
     j["tool_calls"]    = tool_calls;
     j["last_event_id"] = last_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(last_id);
+    j["placements"]    = nlohmann::json::array();
+    for (const auto &p : placements)
+        j["placements"].push_back({{"epoch", p.epoch},
+                                   {"node", p.node},
+                                   {"from_index", p.from_index},
+                                   {"at_ms", p.at_ms}});
     return j.dump();
 }
 

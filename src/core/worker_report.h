@@ -103,6 +103,19 @@ struct node_report {
     uint64_t cached_tokens      = 0;  // prompt tokens its prefix cache has reused so far
 };
 
+/**
+ * One placement of a session on a worker (issue #17: "the journal records the move"): the
+ * first has from_index 0; each resume after a lost worker or node adds one with a greater
+ * epoch (the relay's counter, increasing over all sessions) and the index of the first token
+ * it generates.
+ */
+struct placement_note {
+    uint64_t epoch = 0;
+    std::string node;        // the cluster node's name; "local" for the head's own worker
+    int64_t from_index = 0;  // its first token's index (the resume point)
+    int64_t at_ms      = 0;  // unix milliseconds
+};
+
 /** Inputs to embed; `truncate` cuts inputs longer than the context instead of refusing them. */
 struct embed_batch {
     std::vector<embed_input> inputs;

@@ -41,7 +41,8 @@ void register_session_routes(httplib::Server &svr, session_manager &sessions) {
                 auto s           = find_or_404(sessions, req, res, interrupted);
                 if (!s) return;
                 set_session_header(res, s->id());
-                res.set_content(session_state_body(*s, interrupted), "application/json");
+                res.set_content(session_state_body(*s, interrupted, sessions.placements(s->id())),
+                                "application/json");
             });
     svr.Get(R"(/v1/sessions/([A-Za-z0-9_\-]+)/events)",
             [&sessions](const httplib::Request &req, httplib::Response &res) {

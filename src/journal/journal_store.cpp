@@ -36,6 +36,14 @@ CREATE TABLE IF NOT EXISTS tokens (
   text BLOB NOT NULL,
   PRIMARY KEY (session, idx)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS placements (
+  session TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  node TEXT NOT NULL,
+  from_idx INTEGER NOT NULL,
+  at_ms INTEGER NOT NULL,
+  PRIMARY KEY (session, epoch)
+) WITHOUT ROWID;
 PRAGMA user_version = 1;
 )sql";
 
@@ -145,12 +153,15 @@ bool store::open(const options &o, std::string &err) {
         "cached_tokens, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
     ins_token_ = db_.prepare(
         "INSERT OR IGNORE INTO tokens (session, idx, token, piece, text) VALUES (?, ?, ?, ?, ?)");
+    ins_place_ = db_.prepare(
+        "INSERT OR REPLACE INTO placements (session, epoch, node, from_idx, at_ms) "
+        "VALUES (?, ?, ?, ?, ?)");
     upd_finish_ = db_.prepare(
         "UPDATE sessions SET finished_ms = ?, finish_reason = ?, error = ?, stop_string = ?, "
         "finish_text = ?, completion_tokens = ?, cached_tokens = max(cached_tokens, ?) "
         "WHERE id = ?");
     if (!begin_.ok() || !commit_.ok() || !rollback_.ok() || !ins_session_.ok() ||
-        !ins_token_.ok() || !upd_finish_.ok()) {
+        !ins_token_.ok() || !upd_finish_.ok() || !ins_place_.ok()) {
         err = db_.error();
         return false;
     }
@@ -187,6 +198,14 @@ bool store::write(const std::vector<op> &ops, std::string &err) {
                      .bind(3, o.ev.token)
                      .bind_blob(4, o.ev.piece)
                      .bind_blob(5, o.ev.text)
+                     .step();
+        } else if (o.type == op::kind::PLACEMENT) {
+            rc = ins_place_.reset()
+                     .bind_text(1, o.session)
+                     .bind(2, static_cast<int64_t>(o.placed.epoch))
+                     .bind_text(3, o.placed.node)
+                     .bind(4, o.placed.from_index)
+                     .bind(5, o.placed.at_ms)
                      .step();
         } else {
             const auto &f = o.ev;
@@ -262,8 +281,10 @@ size_t store::prune(int64_t now_ms) {
         while (ids.step() == SQLITE_ROW) victims.push_back(ids.col_bytes(0));
         auto dt = db_.prepare("DELETE FROM tokens WHERE session = ?");
         auto ds = db_.prepare("DELETE FROM sessions WHERE id = ?");
+        auto dp = db_.prepare("DELETE FROM placements WHERE session = ?");
         for (const auto &id : victims) {
             dt.reset().bind_text(1, id).step();
+            dp.reset().bind_text(1, id).step();
             ds.reset().bind_text(1, id).step();
         }
         if (!db_.exec("COMMIT", err)) {
@@ -285,6 +306,24 @@ size_t store::prune(int64_t now_ms) {
         db_.exec("PRAGMA incremental_vacuum", err);
     }
     return removed;
+}
+
+std::vector<placement_note> store::placements(const std::string &id) {
+    std::lock_guard lk(read_mu_);
+    std::vector<placement_note> out;
+    auto st = rdb_.prepare(
+        "SELECT epoch, node, from_idx, at_ms FROM placements WHERE session = ? ORDER BY epoch");
+    if (!st.ok()) return out;
+    st.bind_text(1, id);
+    while (st.step() == SQLITE_ROW) {
+        placement_note p;
+        p.epoch      = static_cast<uint64_t>(st.col_int(0));
+        p.node       = st.col_bytes(1);
+        p.from_index = st.col_int(2);
+        p.at_ms      = st.col_int(3);
+        out.push_back(std::move(p));
+    }
+    return out;
 }
 
 std::vector<stored_session> store::unfinished() {

@@ -36,6 +36,8 @@ class store {
     std::vector<stored_session> unfinished();
     /** One session with its tokens; nullopt when unknown (or removed by retention). */
     std::optional<stored_session> load(const std::string &id);
+    /** Where session `id` ran: its placements by epoch (empty when unknown). Any thread. */
+    std::vector<placement_note> placements(const std::string &id);
     /** Bytes in use by rows (pages minus free pages, times page size). Writer thread. */
     int64_t used_bytes();
     /** used_bytes() from any thread (the readers' connection), for status pages. */
@@ -50,7 +52,7 @@ class store {
   private:
     options opts_;
     sqlite_db db_;  // writer thread
-    sqlite_stmt begin_, commit_, rollback_, ins_session_, ins_token_, upd_finish_;
+    sqlite_stmt begin_, commit_, rollback_, ins_session_, ins_token_, upd_finish_, ins_place_;
     std::mutex read_mu_;
     sqlite_db rdb_;  // readers
 };

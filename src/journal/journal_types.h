@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/session_event.h"
+#include "core/worker_report.h"
 
 namespace sf::journal {
 
@@ -63,10 +64,11 @@ struct stored_session {
 
 /** One write for the journal writer; `done(ok, error)` runs after it is committed (or not). */
 struct op {
-    enum class kind { BEGIN, TOKEN, FINISH } type = kind::TOKEN;
+    enum class kind { BEGIN, TOKEN, FINISH, PLACEMENT } type = kind::TOKEN;
     std::string session;
-    session_record rec;  // BEGIN
-    session_event ev;    // TOKEN, FINISH
+    session_record rec;     // BEGIN
+    session_event ev;       // TOKEN, FINISH
+    placement_note placed;  // PLACEMENT
     std::function<void(bool ok, const std::string &error)> done;
 };
 

@@ -52,6 +52,10 @@ class session_manager {
     bool shutting_down() const { return shutting_down_.load(); }
     /** True when sessions are journaled (and so can be found by id after they finished). */
     bool journaled() const { return journal_->enabled(); }
+    /** Where session `id` ran, from the journal (empty without one). Any thread. */
+    std::vector<placement_note> placements(const std::string &id) {
+        return journal_->enabled() ? journal_->db()->placements(id) : std::vector<placement_note>{};
+    }
     /** Bytes the journal's rows take (retention's measure); 0 without a journal. */
     int64_t journal_bytes() { return journal_->enabled() ? journal_->db()->used_bytes_read() : 0; }
 

@@ -39,6 +39,14 @@ void session_relay::activate(const std::shared_ptr<session> &s, const worker_sub
                              uint64_t stream, std::chrono::steady_clock::time_point t0) {
     auto e = find(s->id());
     if (!e) return;
+    // The journal records where each placement ran (a move: a later epoch on another node).
+    const std::string node = worker_.session_node(s->id());
+    journal::op place;
+    place.type    = journal::op::kind::PLACEMENT;
+    place.session = s->id();
+    place.placed  = {sub.epoch, node.empty() ? "local" : node,
+                     static_cast<int64_t>(sub.resume_tokens.size()), journal::unix_ms()};
+    journal_.submit(std::move(place));
     bool became_lost = false;
     {
         std::lock_guard lk(e->mu);

@@ -118,6 +118,15 @@ async function checkStreams(out, ref) {
     for (let k = 1; k < idx.length; k++) assert.ok(idx[k] > idx[k - 1], `stream ${i}: ids increase`);
     const st = await (await fetch(`${head.url}/v1/sessions/${o.session}`)).json();
     assert.equal(st.usage.completion_tokens, MAX_TOKENS);
+    // The journal's record of where it ran: increasing epochs, each from a later token.
+    o.placements = st.placements;
+    assert.ok(st.placements.length >= 1, `stream ${i}: its placement is journaled`);
+    assert.equal(st.placements[0].from_index, 0);
+    st.placements.forEach((p, k) => {
+      if (k === 0) return;
+      assert.ok(p.epoch > st.placements[k - 1].epoch, `stream ${i}: placement epochs increase`);
+      assert.ok(p.from_index >= st.placements[k - 1].from_index, `stream ${i}: resume points advance`);
+    });
     if (hasSqlite) {
       const db = join(head.stateDir, 'journal.db');
       const q = `SELECT count(*), count(DISTINCT idx), min(idx), max(idx) FROM tokens WHERE session = '${o.session}'`;
@@ -255,6 +264,13 @@ test('cluster: streams spread over the nodes; a guest SIGKILLed mid-stream loses
     assert.ok(after.find((x) => x.name === n).placed_total > (before[n] ?? 0), `node ${n} got sessions`);
   await checkStreams(out, reference);
   assert.match(head.log(), /worker lost at token \d+; resuming/, 'sessions of the killed guest moved');
+  // The journal records each move: first on guest-a, then elsewhere from a later token.
+  const moved = out.filter((o) => o.placements[0].node === 'guest-a' && o.placements.length > 1);
+  assert.ok(moved.length > 0, `a session moved off guest-a (${JSON.stringify(out.map((o) => o.placements))})`);
+  for (const o of moved) {
+    assert.notEqual(o.placements[1].node, 'guest-a');
+    assert.ok(o.placements[1].from_index > 0, 'it moved mid-stream');
+  }
   const a = await until(async () => (await nodes()).find((n) => n.name === 'guest-a' && n.state === 'failing'), 10000);
   assert.ok(a, 'the killed guest shows as failing');
 });
