@@ -48,9 +48,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * (a restart on the same journal); default a fresh temporary directory; null: no --state-dir
  * and no --cache-dir (the server's XDG defaults under `env`'s HOME). `bin`: another superfluid
  * binary (an installed one); `env`: the server's environment (default this process's).
+ * `waitHealthy` false: return once the server answers HTTP at all (a routing-only cluster head
+ * is not healthy before a guest joins).
  * Returns { url, baseURL, port, stateDir, proc, log(), metrics(), stop() }.
  */
-export async function startServer(args = [], { modelPath = model(), stateDir = mkdtempSync(join(scratch, 'state-')), cacheDir, bin = SUPERFLUID, env = process.env } = {}) {
+export async function startServer(args = [], { modelPath = model(), stateDir = mkdtempSync(join(scratch, 'state-')), cacheDir, bin = SUPERFLUID, env = process.env, waitHealthy = true } = {}) {
   const port = await freePort();
   const logFile = [];
   // The prefix cache's disk tier stays inside the test's scratch space unless a test names one.
@@ -92,7 +94,8 @@ export async function startServer(args = [], { modelPath = model(), stateDir = m
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`server exited (${proc.exitCode}):\n${server.log()}`);
     try {
-      if ((await fetch(`${url}/health`)).status === 200) return server;
+      const status = (await fetch(`${url}/health`)).status;
+      if (status === 200 || !waitHealthy) return server;
     } catch {}
     await sleep(100);
   }
