@@ -31,7 +31,9 @@ void add_cluster_commands(CLI::App &app, cluster_cli &c, serve_options &wf) {
         app.add_subcommand("join", "Join a cluster head as a guest node and serve its sessions");
     c.join->add_option("head", c.head, "The head's guest port, HOST:PORT")->required();
     c.join->add_option("--token", c.token_text, "Join token (sf1.…), needed the first time only");
-    c.join->add_option("--model", c.model, "The model to serve (a .gguf file or org/repo[:TAG])");
+    c.join->add_option("--model", c.model,
+                       "The model to serve (a .gguf file or org/repo[:TAG]; default: the head's, "
+                       "streamed from it and checked by SHA-256)");
     c.join->add_option("--name", c.name, "Node name asked for (default: the host name)");
     c.join->add_option("--worker-port", c.worker_port, "Port the worker serves the head on (TLS)")
         ->capture_default_str()
@@ -121,9 +123,13 @@ static int run_join(cluster_cli &c, const serve_options &wf) {
         std::fprintf(stderr, "cannot create the state directory %s\n", g.state_dir.c_str());
         return 1;
     }
-    resolved_model resolved;
-    if (!resolve_model_arg(c.model, g.state_dir, resolved)) return 1;
-    g.worker_argv = worker_argv(wf, resolved.path);
+    // No --model: the head's model, fetched once joined (cluster/model_transfer.h).
+    if (!c.model.empty()) {
+        resolved_model resolved;
+        if (!resolve_model_arg(c.model, g.state_dir, resolved)) return 1;
+        g.model_path = resolved.path;
+    }
+    g.worker_argv = [wf](const std::string &path) { return worker_argv(wf, path); };
     return cluster::run_guest(g);
 }
 

@@ -182,7 +182,7 @@ int run_serve(const serve_options &in) {
         return 1;
     }
     cluster::cluster_head head;
-    if (pool && !head.start(opts.state_dir, opts.guest_host, opts.guest_port, *pool)) {
+    if (pool && !head.start(opts.state_dir, opts.guest_host, opts.guest_port, *pool, model)) {
         sessions.stop();
         return 1;
     }

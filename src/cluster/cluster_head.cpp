@@ -13,14 +13,14 @@
 namespace sf::cluster {
 
 bool cluster_head::start(const std::string &state_dir, const std::string &host, int port,
-                         node_pool &pool) {
+                         node_pool &pool, const std::string &model_path) {
     bool created = false;
     std::string err;
     if (!identity_.load_or_create(state_dir, created, err)) {
         SF_LOG_ERROR("cluster", "%s", err.c_str());
         return false;
     }
-    port_ = std::make_unique<guest_port>(identity_, pool);
+    port_ = std::make_unique<guest_port>(identity_, pool, model_path);
     if (!port_->start(host, port)) return false;
     if (created) {
         token_store store(identity_.dir());

@@ -23,9 +23,11 @@ class cluster_head {
   public:
     /**
      * Sets up the identity and listens on `host`:`port` for guests, adding them to `pool`
-     * (which must outlive this object). False with a logged reason when it cannot.
+     * (which must outlive this object); guests started without --model get `model_path`
+     * (GetModel). False with a logged reason when it cannot.
      */
-    bool start(const std::string &state_dir, const std::string &host, int port, node_pool &pool);
+    bool start(const std::string &state_dir, const std::string &host, int port, node_pool &pool,
+               const std::string &model_path = "");
     void stop();
     ~cluster_head() { stop(); }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "cluster/join_client.h"
+#include "cluster/model_transfer.h"
 #include "placement/worker_process.h"
 #include "util/log.h"
 
@@ -66,8 +67,17 @@ int run_guest(const guest_options &opts) {
         }
         SF_LOG_INFO("guest", "joined %s as %s", opts.head.c_str(), creds.name.c_str());
     }
+    std::string model = opts.model_path;
+    if (model.empty()) {
+        std::string err;
+        model = fetch_model_from_head(opts.head, creds, opts.state_dir, err);
+        if (model.empty()) {
+            SF_LOG_ERROR("guest", "%s", err.c_str());
+            return 1;
+        }
+    }
     const std::string d           = opts.state_dir + "/node";
-    std::vector<std::string> argv = opts.worker_argv;
+    std::vector<std::string> argv = opts.worker_argv(model);
     argv.insert(argv.end(), {"--listen", opts.listen_host + ":" + std::to_string(opts.worker_port),
                              "--tls-cert", d + "/node.crt", "--tls-key", d + "/node.key",
                              "--tls-ca", d + "/ca.crt"});

@@ -15,8 +15,8 @@ namespace sf::cluster {
 
 namespace pb = superfluid::cluster::v1;
 
-guest_port::guest_port(head_identity &identity, node_pool &pool)
-    : identity_(identity), pool_(pool), tokens_(identity.dir()) {
+guest_port::guest_port(head_identity &identity, node_pool &pool, const std::string &model_path)
+    : identity_(identity), pool_(pool), tokens_(identity.dir()), model_(model_path) {
     dial_tls_ = {identity.ca().cert_pem, identity.head().key_pem, identity.head().cert_pem};
 }
 
@@ -155,9 +155,7 @@ grpc::Status guest_port::Register(grpc::ServerContext *ctx, const pb::RegisterRe
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "bad worker port");
     const std::string host    = req->worker_host().empty() ? peer_host(ctx) : req->worker_host();
     const std::string address = host + ":" + std::to_string(req->worker_port());
-    std::string serial;
-    for (const auto &v : ctx->auth_context()->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME))
-        serial = serial_hex(std::string(v.data(), v.size()));
+    const std::string serial  = peer_serial(ctx);
     if (tokens_.revoked(serial)) {
         SF_LOG_WARN("cluster", "register refused from %s (%s): certificate serial %s is revoked",
                     name.c_str(), peer_host(ctx).c_str(), serial.c_str());
@@ -183,6 +181,23 @@ grpc::Status guest_port::Register(grpc::ServerContext *ctx, const pb::RegisterRe
     }
     reply->set_state(r.state == "active" ? pb::RegisterReply::ACTIVE : pb::RegisterReply::PENDING);
     return grpc::Status::OK;
+}
+
+std::string guest_port::peer_serial(grpc::ServerContext *ctx) {
+    std::string serial;
+    for (const auto &v : ctx->auth_context()->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME))
+        serial = serial_hex(std::string(v.data(), v.size()));
+    return serial;
+}
+
+grpc::Status guest_port::GetModel(grpc::ServerContext *ctx, const pb::GetModelRequest *req,
+                                  grpc::ServerWriter<pb::ModelChunk> *w) {
+    const std::string name = peer_node(ctx);
+    if (name.empty() || name == k_head_name || tokens_.revoked(peer_serial(ctx)))
+        return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                            "a valid node certificate is required");
+    if (req->offset() == 0) SF_LOG_INFO("cluster", "node %s fetches the model", name.c_str());
+    return model_.stream(req->offset(), w);
 }
 
 }  // namespace sf::cluster

@@ -56,10 +56,9 @@ static bool fetch_ca(const std::string &head, std::string &ca_pem, std::string &
 
 // A channel that verifies the head's certificate against `ca_pem` (and, with a key and
 // certificate, presents them).
-static std::shared_ptr<grpc::Channel> head_channel(const std::string &head,
-                                                   const std::string &ca_pem,
-                                                   const std::string &key_pem  = "",
-                                                   const std::string &cert_pem = "") {
+std::shared_ptr<grpc::Channel> head_channel(const std::string &head, const std::string &ca_pem,
+                                            const std::string &key_pem,
+                                            const std::string &cert_pem) {
     grpc::SslCredentialsOptions so;
     so.pem_root_certs  = ca_pem;
     so.pem_private_key = key_pem;

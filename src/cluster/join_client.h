@@ -9,9 +9,20 @@
 // Plain functions; blocking (deadlines of a few seconds).
 #pragma once
 
+#include <grpcpp/channel.h>
+
+#include <memory>
 #include <string>
 
 namespace sf::cluster {
+
+/**
+ * A gRPC channel to the head's guest port `head` (host:port) that verifies the head's
+ * certificate against `ca_pem` and, given a key and certificate, presents them (mTLS).
+ */
+std::shared_ptr<grpc::Channel> head_channel(const std::string &head, const std::string &ca_pem,
+                                            const std::string &key_pem  = "",
+                                            const std::string &cert_pem = "");
 
 /** What a joined guest keeps in STATE/node/ (key 0600). */
 struct node_credentials {

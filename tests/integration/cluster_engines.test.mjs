@@ -5,11 +5,13 @@
 // differs (another engine), but no token is missing or duplicated: SSE ids and journal indices
 // are 0..n-1 exactly once, the text before the move is the single-node reference's, and the
 // journal records the move (placements: the llama.cpp guest from 0, the scripted one from k).
+// A guest started without --model fetches the head's model file and checks its SHA-256.
 // Runs on loopback: no namespaces, no root.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, model, until, freePort, runSuperfluid, SUPERFLUID } from '../lib/server.mjs';
@@ -142,4 +144,46 @@ test('cluster: a session moved from a llama.cpp guest to a scripted-engine guest
   assert.notEqual(after, ref.texts.slice(k).join(''), 'another engine continued');
   assert.match(after, /wave\d+/);
   assert.match(head.log(), /worker lost at token \d+; resuming/);
+});
+
+test('cluster: a guest started without --model gets the head\'s model, checked by SHA-256; a damaged copy is fetched again', async () => {
+  assert.ok(head, 'the head of the test before runs');
+  const made = await runSuperfluid(['token', 'create', '--state-dir', head.stateDir]);
+  assert.equal(made.code, 0, made.stderr);
+  const want = createHash('sha256').update(readFileSync(model({ seed: 3 }))).digest('hex');
+  const port = await freePort();
+  const start = (token) => {
+    const stateDir = join(scratch, 'fetcher');
+    const args = ['join', `127.0.0.1:${head.guestPort}`, '--state-dir', stateDir, '--name', 'fetcher', '--parallel', '1',
+      '--threads', '1', '--cache-dir', 'off', '--listen-host', '127.0.0.1', '--worker-port', String(port)];
+    if (token) args.push('--token', token);
+    const proc = spawn(SUPERFLUID, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    procs.push(proc);
+    let log = '';
+    proc.stdout.on('data', (d) => (log += d));
+    proc.stderr.on('data', (d) => (log += d));
+    return { proc, stateDir, log: () => log, exited: new Promise((r) => proc.once('exit', r)) };
+  };
+  const active = () => until(async () => (await nodes()).find((n) => n.name === 'fetcher' && n.state === 'active'), 90000, 200);
+  let g = start(made.stdout.trim());
+  const n = await active();
+  assert.ok(n, g.log());
+  const stored = join(g.stateDir, 'models', 'from-head', `${want}.gguf`);
+  assert.match(g.log(), new RegExp(`fetching model .* sha256 ${want}`));
+  assert.match(g.log(), /model verified/);
+  assert.equal(createHash('sha256').update(readFileSync(stored)).digest('hex'), want, 'the stored copy is the head\'s file');
+  const scriptedNode = (await nodes()).find((x) => x.name === 'scripted');
+  assert.equal(n.model_fingerprint, scriptedNode.model_fingerprint, 'the same model as the other guests');
+  assert.match(head.log(), /node fetcher fetches the model/);
+
+  // Damage the stored copy: the restarted guest (its certificate, no token) fetches it again.
+  process.kill(-g.proc.pid, 'SIGTERM');
+  await g.exited;
+  const bytes = readFileSync(stored);
+  bytes[bytes.length - 1] ^= 0xff;
+  writeFileSync(stored, bytes);
+  g = start(null);
+  assert.ok(await active(), g.log());
+  assert.match(g.log(), /does not match its SHA-256: fetching it again/);
+  assert.equal(createHash('sha256').update(readFileSync(stored)).digest('hex'), want);
 });
