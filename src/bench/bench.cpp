@@ -34,6 +34,12 @@ std::string iso_now() {
     return b;
 }
 
+// Superfluid's `serve --standby`: --standby, else `off` for cluster (its guests run no standby
+// worker, so neither does the local side it is compared with); "" for serve's default.
+std::string superfluid_standby(const bench_options &o) {
+    return o.standby.empty() && o.scenario == "cluster" ? "off" : o.standby;
+}
+
 std::vector<server_spec> server_specs(const bench_options &o) {
     std::vector<server_spec> specs;
     if (!o.url.empty()) {
@@ -42,7 +48,8 @@ std::vector<server_spec> server_specs(const bench_options &o) {
     }
     specs.push_back({server_kind::superfluid, "superfluid", o.superfluid_bin, o.model, "",
                      o.ctx_size, o.parallel, o.threads});
-    if (!o.standby.empty()) specs.back().args = {"--standby", o.standby};
+    const std::string standby = superfluid_standby(o);
+    if (!standby.empty()) specs.back().args = {"--standby", standby};
     if (!o.against.empty())  // the only peer so far: llama-server
         specs.push_back({server_kind::llama_server, "llama-server", o.llama_server_bin, o.model, "",
                          o.ctx_size, o.peer_parallel > 0 ? o.peer_parallel : o.parallel,
@@ -93,7 +100,11 @@ nlohmann::json sizes(const bench_options &o) {
             {"endurance_call_tokens", o.endurance_call_tokens},
             {"endurance_interrupt_at", o.endurance_interrupt_at},
             {"endurance_api", o.endurance_api},
-            {"endurance_kill", o.endurance_kill}};
+            {"endurance_kill", o.endurance_kill},
+            {"cluster_concurrency", o.cluster_concurrency > 0 ? o.cluster_concurrency : o.parallel},
+            {"cluster_rounds", o.cluster_rounds},
+            {"cluster_tokens", o.cluster_tokens},
+            {"cluster_streams", o.cluster_streams > 0 ? o.cluster_streams : o.parallel}};
 }
 
 // One server, one run: start, scenario, peak RSS, stop; the gates measured around it.
@@ -162,6 +173,11 @@ int run(const bench_options &o) {
         std::fprintf(stderr, "give exactly one of --model PATH or --url URL\n");
         return 2;
     }
+    if (o.scenario == "cluster" && !o.against.empty()) {
+        std::fprintf(stderr,
+                     "cluster compares Superfluid through a guest with itself: no --against\n");
+        return 2;
+    }
     std::string out = o.out.empty() ? "bench-out/" + o.scenario : o.out;
     fs::create_directories(out + "/logs");
     std::string work =
@@ -170,6 +186,7 @@ int run(const bench_options &o) {
     progress prog(o.progress);
     double t0 = now_s();
 
+    const std::string standby = superfluid_standby(o);
     nlohmann::json rec;
     rec["schema"]     = "superfluid-bench/1";
     rec["scenario"]   = o.scenario;
@@ -181,7 +198,7 @@ int run(const bench_options &o) {
                          {"parallel", o.parallel},
                          {"peer_parallel", o.peer_parallel > 0 ? o.peer_parallel : o.parallel},
                          {"threads", o.threads},
-                         {"standby", o.standby.empty() ? "default" : o.standby}};
+                         {"standby", standby.empty() ? "default" : standby}};
     rec["machine"]    = machine_info();
     rec["model"]      = nullptr;
     if (!o.model.empty()) {

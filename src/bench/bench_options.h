@@ -8,7 +8,7 @@ namespace sf::bench {
 
 /** Everything one `superfluid bench SCENARIO` run needs; defaults are the issue's full sizes. */
 struct bench_options {
-    std::string scenario;  // priority|recovery|prefix|throughput|agentic|burst|endurance
+    std::string scenario;  // priority|recovery|prefix|throughput|agentic|burst|endurance|cluster
     std::string model;     // GGUF path: the bench starts the servers itself
     std::vector<std::string> against;  // peers to start too: "llama-server"
     std::string url;                   // measure an already running server instead
@@ -68,6 +68,13 @@ struct bench_options {
         -1;  // turn the first trajectory drops mid-answer; -1: turns/2, 0: none
     std::string endurance_api = "openai";  // openai | anthropic | responses | ollama
     std::string endurance_kill;            // killed at the interruption: worker | head | ""
+    // cluster (issue #17): levels 1 and N (0: --parallel), each client sending `rounds`
+    // requests of `tokens` in turn; node-loss streams (0: --parallel) of --stream-tokens,
+    // the guest killed once each has --kill-after token events
+    int cluster_concurrency = 0;
+    int cluster_rounds      = 3;
+    int cluster_tokens      = 128;
+    int cluster_streams     = 0;
 };
 
 /** Fills the scenario-dependent defaults (agents, the interrupted turn) after parsing. */

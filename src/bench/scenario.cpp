@@ -33,6 +33,7 @@ scenario_fn find_scenario(const std::string &name) {
     if (name == "agentic") return run_agentic;
     if (name == "burst") return run_burst;
     if (name == "endurance") return run_endurance;
+    if (name == "cluster") return run_cluster;
     return nullptr;
 }
 

@@ -58,6 +58,8 @@ scenario_result run_throughput(scenario_context &ctx);
 scenario_result run_agentic(scenario_context &ctx);
 scenario_result run_burst(scenario_context &ctx);
 scenario_result run_endurance(scenario_context &ctx);
+/** `cluster` (issue #17): a local worker vs a guest on loopback, then a guest SIGKILLed. */
+scenario_result run_cluster(scenario_context &ctx);
 
 /**
  * agentic over several runs: the verdicts of the aggregated `figures` (a server's medians) are

@@ -10,10 +10,11 @@ namespace sf {
 
 void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
     cmd.add_option("scenario", o.scenario,
-                   "priority | recovery | prefix | throughput | agentic | burst | endurance")
+                   "priority | recovery | prefix | throughput | agentic | burst | endurance | "
+                   "cluster")
         ->required()
-        ->check(CLI::IsMember(
-            {"priority", "recovery", "prefix", "throughput", "agentic", "burst", "endurance"}));
+        ->check(CLI::IsMember({"priority", "recovery", "prefix", "throughput", "agentic", "burst",
+                               "endurance", "cluster"}));
     cmd.add_option("--model", o.model, "GGUF model: the bench starts the servers itself");
     cmd.add_option("--against", o.against, "Peer to run too, on the same model: llama-server")
         ->check(CLI::IsMember({"llama-server"}));
@@ -49,9 +50,11 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
                  "priority: no priority header, key or class in any request (the usual client)");
     cmd.add_option("--chat-at", o.chat_at_s, "priority: seconds before the chat question")
         ->capture_default_str();
-    cmd.add_option("--kill-after", o.kill_after_tokens, "recovery: tokens before the SIGKILL")
+    cmd.add_option("--kill-after", o.kill_after_tokens,
+                   "recovery, cluster: tokens before the SIGKILL (cluster: of every stream)")
         ->capture_default_str();
-    cmd.add_option("--stream-tokens", o.stream_tokens, "recovery: length of the stream")
+    cmd.add_option("--stream-tokens", o.stream_tokens,
+                   "recovery, cluster: length of the stream(s) killed mid-way")
         ->capture_default_str();
     cmd.add_option("--standby", o.standby,
                    "Superfluid's hot standby worker: auto, on or off (default: serve's, auto)")
@@ -68,6 +71,19 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
     cmd.add_option("--throughput-rounds", o.throughput_rounds,
                    "throughput: requests each client sends in turn at every level")
         ->capture_default_str();
+    cmd.add_option("--cluster-concurrency", o.cluster_concurrency,
+                   "cluster: the level measured besides 1 (default --parallel)")
+        ->check(CLI::NonNegativeNumber);
+    cmd.add_option("--cluster-rounds", o.cluster_rounds,
+                   "cluster: requests each client sends in turn at every level")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd.add_option("--cluster-tokens", o.cluster_tokens, "cluster: max_tokens at the levels")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd.add_option("--cluster-streams", o.cluster_streams,
+                   "cluster: streams during the node loss (default --parallel)")
+        ->check(CLI::NonNegativeNumber);
     cmd.add_option("--system-bytes", o.agentic_system_bytes, "agentic: system prompt bytes")
         ->capture_default_str();
     cmd.add_option("--burst", o.burst_sizes, "burst: sizes to sweep")->capture_default_str();

@@ -294,6 +294,56 @@ test(`bench endurance --api ollama: ${servers.join(' vs ')} (llama-server: n/a)`
   }
 });
 
+// Cluster mode on loopback (issue #17): a plain serve vs a routing-only head and one guest, then
+// a second guest and a SIGKILL of the busier one under 4 seeded streams. Consistency only.
+test('bench cluster: local vs guest, bytes on the link, a guest killed mid-stream', async () => {
+  const sizes = ['--cluster-tokens', '8', '--cluster-rounds', '1', '--cluster-streams', '4', '--stream-tokens', '128'];
+  const rec = await bench('cluster', {}, sizes, { peer: false });
+  common(rec, 'cluster', ['superfluid']);
+  assert.equal(rec.settings.standby, 'off', 'the local side runs no standby, like the guests');
+  const s = rec.servers.superfluid;
+  for (const c of [1, 4]) {
+    for (const side of ['local', 'guest']) {
+      assert.ok(fig(s[side][`tokens_per_s_c${c}`], `${side} c${c}`) > 0);
+      assert.ok(fig(s[side][`decode_tokens_per_s_c${c}`], `${side} decode c${c}`) > 0);
+      assert.ok(fig(s[side][`ttft_p50_s_c${c}`], `${side} ttft c${c}`) > 0);
+    }
+    // The link's overhead: guest / local, figure by figure (one run: the medians' ratio).
+    for (const [k, f] of [['rate', 'tokens_per_s'], ['decode_rate', 'decode_tokens_per_s'], ['first_token', 'ttft_p50_s']]) {
+      const r = fig(s.guest_over_local[`${k}_c${c}`], `${k}_c${c}`);
+      const g = fig(s.guest[`${f}_c${c}`], f), l = fig(s.local[`${f}_c${c}`], f);
+      assert.ok(r > 0 && Math.abs(r - g / l) < 1e-6 * Math.max(1, r), `${k}_c${c} = guest / local`);
+    }
+  }
+  assert.equal(fig(s.local.errors, 'local errors') + fig(s.guest.errors, 'guest errors'), 0);
+  // Bytes between the head and guest-a's worker port (ss), per generated token.
+  const w = s.wire;
+  const from = fig(w.bytes_from_guest_per_token, 'from guest'), to = fig(w.bytes_to_guest_per_token, 'to guest');
+  assert.ok(from > 0 && to > 0, 'bytes both ways');
+  assert.ok(Math.abs(fig(w.bytes_per_token, 'bytes_per_token') - from - to) < 1e-6 * (from + to));
+  assert.equal(fig(w.tokens, 'tokens'), 8 + 4 * 8, 'the levels\' tokens: c1 and c4, one 8-token answer per client');
+  assert.ok(fig(w.idle_bytes_per_s, 'idle') >= 0);
+  // The node loss: every stream complete, each journaled token delivered once, in order.
+  const n = s.node_loss;
+  assert.equal(fig(n.streams, 'streams'), 4);
+  assert.equal(fig(n.streams_completed, 'completed'), 4);
+  const moved = fig(n.streams_moved, 'moved');
+  assert.ok(moved >= 1 && moved <= fig(n.sessions_on_killed_node, 'on killed node'), `${moved} streams moved`);
+  assert.equal(fig(n.ids_missing, 'ids_missing'), 0);
+  assert.equal(fig(n.ids_duplicated, 'ids_duplicated'), 0);
+  assert.equal(fig(n.streams_equal_journal, 'equal journal'), 4);
+  assert.ok(fig(n.tokens_before_kill, 'before kill') >= 8);
+  const gap = fig(n.gap_s, 'gap_s'), loss = fig(n.loss_to_next_token_s, 'loss_to_next_token_s');
+  assert.ok(gap > 0 && loss > 0 && gap <= fig(n.gap_max_s, 'gap max') && loss <= fig(n.loss_to_next_token_max_s, 'loss max'));
+  const ref = fig(n.streams_equal_reference, 'equal reference');
+  assert.ok(ref >= 0 && ref <= 4);
+  console.log(`cluster: ${moved} streams moved, gap ${gap} s, ${ref} of 4 streams equal the local reference`);
+  const run = rec.per_run[0].superfluid;
+  assert.match(run.samples.killed_node, /^guest-[ab]$/);
+  assert.equal(run.samples.gap_s.length, moved);
+  for (const k of ['head', 'guest_join', 'guest_worker']) assert.ok(fig(s.cluster_peak_rss_mib[k], k) > 0);
+});
+
 test('bench --url measures a running server (no restart or kill)', async () => {
   const server = await startServer(['--ctx-size', '2048', '--parallel', '4']);
   try {
