@@ -17,6 +17,16 @@ export function hasNft() {
   }
 }
 
+/** True when `tcpdump` runs (the capture tests need it). */
+export function hasTcpdump() {
+  try {
+    execFileSync('tcpdump', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** True when this process may create namespaces, bridges and veth pairs. */
 export function canMakeNamespaces() {
   if (process.getuid?.() !== 0) return false;
@@ -36,7 +46,7 @@ export function canMakeNamespaces() {
  * A bridge with address .1 in this namespace (the head listens there) and `n` guest
  * namespaces with addresses .11, .12, …. Returns { hostIp, guests: [{ ns, ip, veth }],
  * exec(ns, cmd, args) → spawn args, linkDown(i), linkUp(i), dropToHead(i), healToHead(i),
- * teardown() }.
+ * bridge, lossy(i, percent), lossCounts(i), clearLoss(i), teardown() }.
  */
 export function makeNetwork(n) {
   const tag = `${process.pid % 10000}${Math.floor(Math.random() * 90 + 10)}`;
@@ -90,6 +100,31 @@ export function makeNetwork(n) {
       },
       healToHead: (i) => execFileSync('ip', ['netns', 'exec', guests[i].ns, 'nft', 'delete', 'table', 'inet', 'sfho']),
       linkUp: (i) => ip('link', 'set', guests[i].veth, 'up'),
+      /** The bridge's name (a capture on it sees every packet between the head and the guests). */
+      bridge,
+      /**
+       * A lossy link: nftables in guest i's namespace drops `percent` % of the packets its eth0
+       * receives and `percent` % of those it sends (`numgen random`, as netem is not here).
+       */
+      lossy: (i, percent) => {
+        const nft = (...a) => execFileSync('ip', ['netns', 'exec', guests[i].ns, 'nft', ...a]);
+        nft('add', 'table', 'inet', 'sfloss');
+        nft('add', 'chain', 'inet', 'sfloss', 'in', '{ type filter hook input priority 0 ; }');
+        nft('add', 'chain', 'inet', 'sfloss', 'out', '{ type filter hook output priority 0 ; }');
+        for (const [chain, dir] of [['in', 'iifname'], ['out', 'oifname']]) {
+          nft('add', 'rule', 'inet', 'sfloss', chain, dir, 'eth0', 'counter'); // every packet
+          nft('add', 'rule', 'inet', 'sfloss', chain, dir, 'eth0', 'numgen', 'random', 'mod', '100', '<', String(percent), 'counter', 'drop');
+        }
+      },
+      /** While lossy(i): { seen, dropped } packets on guest i's eth0 so far (both directions). */
+      lossCounts: (i) => {
+        const text = execFileSync('ip', ['netns', 'exec', guests[i].ns, 'nft', 'list', 'table', 'inet', 'sfloss']).toString();
+        const c = { seen: 0, dropped: 0 };
+        for (const m of text.matchAll(/counter packets (\d+) bytes \d+( drop)?/g)) c[m[2] ? 'dropped' : 'seen'] += Number(m[1]);
+        return c;
+      },
+      /** Ends lossy(i): guest i's link delivers every packet again. */
+      clearLoss: (i) => execFileSync('ip', ['netns', 'exec', guests[i].ns, 'nft', 'delete', 'table', 'inet', 'sfloss']),
       teardown,
     };
   } catch (e) {
