@@ -14,8 +14,8 @@ remote_worker::remote_worker(std::string name, std::string address, const tls_id
     grpc::ChannelArguments args = grpc_worker_link::channel_args();
     // The guest's certificate names the node (DNS SAN), whatever address it is reached at.
     args.SetSslTargetNameOverride(name_);
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 2000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(k_silence.count() * 1000));
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
     // Separate subchannels per node even when two share an address over time.
@@ -62,27 +62,34 @@ worker_health remote_worker::health() {
     return h;
 }
 
-// One Health poll a second (deadline 1 s). k_strikes misses in a row: the link is failing;
-// the Events call is cut so its placements are lost now (resumed on another node) rather
-// than when TCP or keepalive gives up. An answer clears the strikes.
+// One Health poll a second (deadline 2 s). No answer for k_silence: the link is failing; the
+// Events call is cut so its placements are lost now (resumed on another node) rather than when
+// TCP gives up. An answer clears it. A missed poll before that keeps the last answer (the
+// node stays usable: under packet loss a poll is often late, the node is not gone).
 void remote_worker::watchdog() {
-    int strikes = 0;
+    auto answered = std::chrono::steady_clock::now();
+    int missed    = 0;
     std::unique_lock lk(mu_);
     while (!stop_) {
         lk.unlock();
         const auto t0   = std::chrono::steady_clock::now();
-        worker_health h = link_->health(std::chrono::milliseconds(1000));
-        strikes         = h.reachable ? 0 : strikes + 1;
+        worker_health h = link_->health(std::chrono::milliseconds(2000));
+        const auto now  = std::chrono::steady_clock::now();
+        missed          = h.reachable ? 0 : missed + 1;
+        if (h.reachable) answered = now;
         if (h.reachable && failing_.exchange(false))
             SF_LOG_INFO("cluster", "node %s (%s) answers again", name_.c_str(), address_.c_str());
-        if (strikes == k_strikes) {
-            SF_LOG_WARN("cluster", "node %s (%s): %d health checks missed, link failing",
-                        name_.c_str(), address_.c_str(), strikes);
+        if (!h.reachable && !failing_.load() && now - answered >= k_silence) {
+            SF_LOG_WARN("cluster",
+                        "node %s (%s): no health answer for %.0f s (%d checks missed), link "
+                        "failing",
+                        name_.c_str(), address_.c_str(),
+                        std::chrono::duration<double>(now - answered).count(), missed);
             failing_.store(true);
             link_->cut();
         }
         lk.lock();
-        last_ = h;
+        if (h.reachable || failing_.load()) last_ = h;
         cv_.wait_until(lk, t0 + std::chrono::seconds(1), [&] { return stop_; });
     }
 }

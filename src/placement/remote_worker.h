@@ -2,9 +2,10 @@
 // worker (grpc_worker_link.h), dialed by the head over TCP with mutual TLS: the head presents
 // its certificate (CN superfluid-head), checks that the guest's is signed by the cluster CA and
 // names the node (the target name is overridden with the node's name, its certificate's DNS
-// SAN). Liveness: HTTP/2 keepalive pings every second (a dead peer ends the transport within
-// ~3 s) and a Health poll every second; k_strikes misses in a row mark the link failing and cut
-// the Events call, so its sessions are resubmitted elsewhere at once. No process to supervise:
+// SAN). Liveness: HTTP/2 keepalive pings every 2 s (unanswered for k_silence: the transport
+// ends) and a Health poll every second; no answer for k_silence marks the link failing and
+// cuts the Events call, so its sessions are resubmitted elsewhere at once. A SIGKILLed guest's
+// connection resets at once; k_silence is what a silent cut costs. No process to supervise:
 // the guest (`superfluid join`) runs and restarts its worker itself.
 //
 // Threads: the public methods are thread-safe; listener calls come from the link's events
@@ -32,8 +33,13 @@ struct tls_identity {
 
 class remote_worker final : public linked_worker {
   public:
-    /** Health polls missed in a row (one a second) before the link counts as failing. */
-    static constexpr int k_strikes = 3;
+    /**
+     * How long a link may stay silent (no Health answer, no keepalive ack) before it counts as
+     * failing. At 30 % packet loss TCP's retransmission backoff (200 ms doubling) stalled a
+     * link for up to 6.3 s (tests/integration/cluster_wire.test.mjs, a 45 s soak), and 2–3 s
+     * limits moved sessions off a node that was not gone; 10 s leaves room for that.
+     */
+    static constexpr std::chrono::seconds k_silence{10};
 
     /** `name`: the node's certificate name; `address`: host:port of its worker. */
     remote_worker(std::string name, std::string address, const tls_identity &tls,
@@ -49,7 +55,7 @@ class remote_worker final : public linked_worker {
     counters stats() override { return {-1, 0, link_->batches(), link_->events()}; }
 
     const std::string &address() const { return address_; }
-    /** True after k_strikes missed polls, until the next answered one. */
+    /** True after k_silence without an answer, until the next answered poll. */
     bool failing() const { return failing_.load(); }
 
   private:

@@ -56,8 +56,9 @@ static std::unique_ptr<grpc::Server> listen_for_head(const worker_options &opts,
         // ping back so a vanished head ends the Events call (its sessions are cancelled here).
         builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
         builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+        // Unanswered for 10 s: the head is gone (remote_worker::k_silence, sized for 30 % loss).
         builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2000);
-        builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 3000);
+        builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
         builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     } else {
         builder.AddListeningPort(where, grpc::InsecureServerCredentials());

@@ -50,8 +50,9 @@ const canary = (i) => ({
   max_tokens: 48, ignore_eos: true, temperature: 1.0, seed: 700 + i, stream: true,
 });
 // ~3-6 s of streaming here; with the 4 s soak before, the guest's link is lossy for ~7-10 s. (A
-// 45 s soak with 1200-token streams saw spurious moves: the 2 s keepalive timeout is shorter than
-// TCP's retransmission backoff under 30 % loss.)
+// 45 s soak with 1200-token streams saw spurious moves while the head gave up on a link after
+// 2-3 s: TCP's retransmission backoff under 30 % loss stalled it for up to 6.3 s. The limit is
+// now 10 s, remote_worker::k_silence.)
 const LOSS_TOKENS = 300;
 const story = (i) => ({
   messages: [{ role: 'user', content: `Tell story ${i} about a lighthouse.` }],
