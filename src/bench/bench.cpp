@@ -101,10 +101,11 @@ nlohmann::json sizes(const bench_options &o) {
             {"endurance_interrupt_at", o.endurance_interrupt_at},
             {"endurance_api", o.endurance_api},
             {"endurance_kill", o.endurance_kill},
-            {"cluster_concurrency", o.cluster_concurrency > 0 ? o.cluster_concurrency : o.parallel},
+            {"cluster_concurrency", o.cluster_concurrency},
             {"cluster_rounds", o.cluster_rounds},
             {"cluster_tokens", o.cluster_tokens},
-            {"cluster_streams", o.cluster_streams > 0 ? o.cluster_streams : o.parallel}};
+            {"cluster_streams", o.cluster_streams},
+            {"cluster_guest_threads", o.cluster_guest_threads}};
 }
 
 // One server, one run: start, scenario, peak RSS, stop; the gates measured around it.

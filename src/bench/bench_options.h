@@ -1,7 +1,9 @@
 // `superfluid bench`: the options of one benchmark invocation (scenario sizes included).
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sf::bench {
@@ -68,19 +70,28 @@ struct bench_options {
         -1;  // turn the first trajectory drops mid-answer; -1: turns/2, 0: none
     std::string endurance_api = "openai";  // openai | anthropic | responses | ollama
     std::string endurance_kill;            // killed at the interruption: worker | head | ""
-    // cluster (issue #17): levels 1 and N (0: --parallel), each client sending `rounds`
-    // requests of `tokens` in turn; node-loss streams (0: --parallel) of --stream-tokens,
-    // the guest killed once each has --kill-after token events
-    int cluster_concurrency = 0;
-    int cluster_rounds      = 3;
-    int cluster_tokens      = 128;
-    int cluster_streams     = 0;
+    // cluster (issue #17): levels 1 and N, each client sending `rounds` requests of `tokens` in
+    // turn; node-loss streams of --stream-tokens on two guests of `guest_threads` each, one
+    // killed once every stream has --kill-after token events (0s: see resolve_defaults)
+    int cluster_concurrency   = 0;
+    int cluster_rounds        = 3;
+    int cluster_tokens        = 128;
+    int cluster_streams       = 0;
+    int cluster_guest_threads = 0;
 };
 
-/** Fills the scenario-dependent defaults (agents, the interrupted turn) after parsing. */
+/**
+ * Fills the scenario-dependent defaults after parsing: agents, the interrupted turn, and
+ * cluster's level, streams (--parallel) and node-loss guest threads (half the cores).
+ */
 inline void resolve_defaults(bench_options &o) {
     if (o.agents < 0) o.agents = o.scenario == "endurance" ? 1 : 8;
     if (o.endurance_interrupt_at < 0) o.endurance_interrupt_at = (o.endurance_turns + 1) / 2;
+    if (o.cluster_concurrency <= 0) o.cluster_concurrency = o.parallel;
+    if (o.cluster_streams <= 0) o.cluster_streams = o.parallel;
+    if (o.cluster_guest_threads <= 0)
+        o.cluster_guest_threads =
+            std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
 }
 
 }  // namespace sf::bench

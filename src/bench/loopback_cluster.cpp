@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -67,10 +68,10 @@ loopback_cluster::~loopback_cluster() {
     stop();
 }
 
-void loopback_cluster::add_engine_args(std::vector<std::string> &a) const {
+void loopback_cluster::add_engine_args(std::vector<std::string> &a, int threads) const {
     a.insert(a.end(), {"--ctx-size", std::to_string(o_.ctx_size), "--parallel",
                        std::to_string(o_.parallel)});
-    if (o_.threads > 0) a.insert(a.end(), {"--threads", std::to_string(o_.threads)});
+    if (threads > 0) a.insert(a.end(), {"--threads", std::to_string(threads)});
 }
 
 std::string loopback_cluster::start_head(std::string &err) {
@@ -93,7 +94,7 @@ std::string loopback_cluster::start_head(std::string &err) {
                                   std::to_string(guest_port_),
                                   "--guest-host",
                                   "127.0.0.1"};
-    add_engine_args(a);
+    add_engine_args(a, o_.threads);
     head_.pid = spawn_process(a, head_.log);
     for (double until = now_s() + 60; head_.pid > 0 && now_s() < until;) {
         // The first start prints `superfluid join HEAD:PORT --token sf1.… --model …`.
@@ -110,12 +111,12 @@ std::string loopback_cluster::start_head(std::string &err) {
     return "";
 }
 
-std::string loopback_cluster::create_token() const {
-    return first_output_line(o_.superfluid_bin + " token create --state-dir '" + dir_ +
-                             "/head' 2>/dev/null");
+std::string loopback_cluster::create_token(int uses) const {
+    return first_output_line(o_.superfluid_bin + " token create --uses " + std::to_string(uses) +
+                             " --state-dir '" + dir_ + "/head' 2>/dev/null");
 }
 
-void loopback_cluster::add_guest(const std::string &name, const std::string &token) {
+void loopback_cluster::add_guest(const std::string &name, const std::string &token, int threads) {
     process_group g{name, -1, dir_ + "/" + name + ".log", free_port()};
     std::vector<std::string> a = {o_.superfluid_bin,
                                   "join",
@@ -134,7 +135,7 @@ void loopback_cluster::add_guest(const std::string &name, const std::string &tok
                                   std::to_string(g.worker_port),
                                   "--cache-dir",
                                   dir_ + "/" + name + "-cache"};
-    add_engine_args(a);
+    add_engine_args(a, threads);
     g.pid = spawn_process(a, g.log);
     guests_.push_back(g);
 }
@@ -143,12 +144,16 @@ bool loopback_cluster::wait_active(double timeout_s, std::string &err) {
     for (double until = now_s() + timeout_s; now_s() < until;) {
         std::string body;
         if (http_get(base_, "/api/nodes", 2, &body) == 200) {
-            const json j  = json::parse(body, nullptr, false);
-            size_t active = 0;
+            const json j = json::parse(body, nullptr, false);
+            std::set<std::string> active;
             if (j.is_object() && j.contains("nodes") && j["nodes"].is_array())
-                for (const auto &n : j["nodes"]) active += n.value("state", "") == "active";
+                for (const auto &n : j["nodes"])
+                    if (n.value("state", "") == "active") active.insert(n.value("name", ""));
+            const bool settled = std::all_of(guests_.begin(), guests_.end(), [&](const auto &g) {
+                return (g.pid > 0) == (active.count(g.name) > 0);
+            });
             // With no local worker, /health is 200 once a guest is active.
-            if (active == guests_.size() && http_get(base_, "/health", 2) == 200) {
+            if (settled && http_get(base_, "/health", 2) == 200) {
                 discover_model(base_);
                 return true;
             }
@@ -168,6 +173,12 @@ double loopback_cluster::kill_guest(const std::string &name) {
         return at;
     }
     return 0;
+}
+
+void loopback_cluster::stop_guest(const std::string &name) {
+    sample_rss();
+    for (auto &g : guests_)
+        if (g.name == name) end_group(g, SIGTERM);
 }
 
 void loopback_cluster::stop() {

@@ -38,14 +38,22 @@ class loopback_cluster {
 
     /** Starts the head; returns the join token it prints on first start ("" and `err`). */
     std::string start_head(std::string &err);
-    /** A new one-use token: `superfluid token create` on the head's state directory. */
-    std::string create_token() const;
-    /** Starts guest `name`: `join` with `token`, a fresh state directory and worker port. */
-    void add_guest(const std::string &name, const std::string &token);
-    /** Waits until every guest is `active` in GET /api/nodes and /health answers 200. */
+    /** A new token for `uses` joins: `superfluid token create` on the head's state directory. */
+    std::string create_token(int uses) const;
+    /**
+     * Starts guest `name`: `join` with `token`, a fresh state directory and worker port, and
+     * `threads` inference threads (0: the engine's default).
+     */
+    void add_guest(const std::string &name, const std::string &token, int threads);
+    /**
+     * Waits until every running guest is `active` in GET /api/nodes, none of the stopped ones
+     * is, and /health answers 200.
+     */
     bool wait_active(double timeout_s, std::string &err);
     /** SIGKILLs guest `name`'s process group (join and worker): the kill's now_s(), 0: none. */
     double kill_guest(const std::string &name);
+    /** Stops guest `name` (SIGTERM): its node leaves the cluster. */
+    void stop_guest(const std::string &name);
     /** Stops every process (SIGTERM, SIGKILL after 15 s) and copies the logs. */
     void stop();
 
@@ -57,14 +65,14 @@ class loopback_cluster {
     nlohmann::json peak_rss() const;
 
   private:
-    void add_engine_args(std::vector<std::string> &a) const;
+    void add_engine_args(std::vector<std::string> &a, int threads) const;
     void sample_rss();
 
     const bench_options &o_;
     std::string dir_, logs_prefix_, base_;
     int guest_port_ = 0;
     process_group head_;
-    std::vector<process_group> guests_;
+    std::vector<process_group> guests_;  // a stopped or killed one keeps its entry (pid -1)
     double rss_head_ = 0, rss_join_ = 0, rss_worker_ = 0;
 };
 

@@ -2,9 +2,9 @@
 // `serve` (the worker over its unix socket) and through a routing-only cluster head whose one
 // guest runs them (`serve --cluster --no-local-worker` + `join`): tokens/s and TTFT on both and
 // their ratios (the link's overhead); the TCP bytes between the head and the guest's worker port
-// per generated token; then a second guest joins, seeded streams run on both, and the guest
-// running the most of them is SIGKILLed mid-stream: the gap each moved stream sees, and that
-// every stream completes with each journaled token delivered once.
+// per generated token; then two other guests (half the cores each) run seeded streams, and the
+// one running the most of them is SIGKILLed mid-stream: the gap each moved stream sees, and
+// that every stream completes with each journaled token delivered once.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -76,9 +76,9 @@ level_stats run_level(const scenario_context &ctx, const std::string &base, int 
     return l;
 }
 
-/** The concurrency levels: 1 and --cluster-concurrency (default --parallel). */
+/** The concurrency levels: 1 and --cluster-concurrency (resolve_defaults: --parallel). */
 std::vector<int> levels(const bench_options &o) {
-    const int n = o.cluster_concurrency > 0 ? o.cluster_concurrency : o.parallel;
+    const int n = o.cluster_concurrency;
     return n > 1 ? std::vector<int>{1, n} : std::vector<int>{1};
 }
 
@@ -166,15 +166,10 @@ struct loss_stream {
     }
 };
 
-/** Node-loss streams: --cluster-streams, default --parallel. */
-int loss_stream_count(const bench_options &o) {
-    return o.cluster_streams > 0 ? o.cluster_streams : o.parallel;
-}
-
 /** The node-loss streams at once; `on_token(i)` after each token event of stream i. */
 std::vector<loss_stream> run_loss_streams(const scenario_context &ctx, const std::string &base,
                                           const std::function<void(int)> &on_token = nullptr) {
-    const int k = loss_stream_count(ctx.opts);
+    const int k = std::max(1, ctx.opts.cluster_streams);
     std::vector<loss_stream> out(static_cast<size_t>(k));
     std::vector<stream_result> res = run_concurrent(k, [&](int i) {
         request_options ro = req_opts(ctx);
@@ -238,6 +233,7 @@ json node_loss_figures(const scenario_context &ctx, const std::string &base,
                        scenario_result &r) {
     int completed = 0, moved = 0, missing = 0, duplicated = 0, equal_journal = 0;
     std::vector<double> gaps, losses, before;
+    std::vector<int> moved_ones;  // per stream: 1 when its session moved
     for (const auto &s : streams) {
         std::string body;
         http_get(base, "/v1/sessions/" + s.r.session, 10, &body);
@@ -259,11 +255,13 @@ json node_loss_figures(const scenario_context &ctx, const std::string &base,
                      s.ids.back() == ctx.opts.stream_tokens;
         before.push_back(double(std::count_if(s.r.token_times.begin(), s.r.token_times.end(),
                                               [&](double t) { return t <= k.at - s.r.sent_at; })));
+        moved_ones.push_back(was_moved ? 1 : 0);
         if (!was_moved || k.at <= 0) continue;
         ++moved;
         const auto [loss, gap] = stall_after(s.r, k.at);
         if (loss >= 0) losses.push_back(loss), gaps.push_back(gap);
     }
+    r.samples["moved"]                = moved_ones;
     r.samples["gap_s"]                = gaps;
     r.samples["loss_to_next_token_s"] = losses;
     auto most                         = [](const std::vector<double> &v) {
@@ -284,13 +282,13 @@ json node_loss_figures(const scenario_context &ctx, const std::string &base,
 }
 
 /**
- * The node-loss streams with a second guest in: once every stream has --kill-after token
- * events, the busiest guest's process group is SIGKILLed. Returns the texts received.
+ * The node-loss streams on two guests: once every stream has --kill-after token events, the
+ * busiest guest's process group is SIGKILLed. Returns the texts received.
  */
 std::vector<std::string> node_loss(scenario_context &ctx, loopback_cluster &cl,
                                    scenario_result &r) {
     const auto &o = ctx.opts;
-    std::vector<std::atomic<int>> counts(static_cast<size_t>(loss_stream_count(o)));
+    std::vector<std::atomic<int>> counts(static_cast<size_t>(std::max(1, o.cluster_streams)));
     std::atomic<bool> finished{false};
     kill_record k;
     std::thread monitor([&] {
@@ -353,7 +351,7 @@ std::vector<std::string> local_phase(scenario_context &ctx, scenario_result &r) 
 
 /**
  * The guest side: head + guest-a, the levels through it with the link's bytes counted, then
- * guest-b joins and the node loss runs. Returns the node-loss texts.
+ * guest-a leaves, guest-b and guest-c join and the node loss runs. Returns its texts.
  */
 std::vector<std::string> guest_phase(scenario_context &ctx, scenario_result &r) {
     loopback_cluster cl(ctx.opts,
@@ -363,7 +361,7 @@ std::vector<std::string> guest_phase(scenario_context &ctx, scenario_result &r) 
     ctx.prog.say("cluster: head and guest-a");
     const std::string token = cl.start_head(err);
     if (token.empty()) throw std::runtime_error(err);
-    cl.add_guest("guest-a", token);
+    cl.add_guest("guest-a", token, ctx.opts.threads);
     if (!cl.wait_active(300, err)) throw std::runtime_error(err);
     warm(ctx, cl.base_url(), "guest");
     std::map<std::string, socket_bytes> w0, w1, w2;
@@ -380,8 +378,14 @@ std::vector<std::string> guest_phase(scenario_context &ctx, scenario_result &r) 
                                    : json{{"bytes_per_token", nullptr}};
     if (!counted) r.notes.push_back("wire: `ss -tin` gave no socket of the guest's worker port");
     if (run.closed) r.notes.push_back("wire: a link socket closed during the levels (bytes lost)");
-    ctx.prog.say("cluster: guest-b joins");
-    cl.add_guest("guest-b", cl.create_token());
+    // Two guests at once on this machine: each gets its share of the cores, as on machines of
+    // their own (two engines each spinning on every core slow each other down many times over).
+    ctx.prog.say("cluster: guest-a leaves, guest-b and guest-c join");
+    cl.stop_guest("guest-a");
+    const std::string two_uses = cl.create_token(2);
+    const int threads          = ctx.opts.cluster_guest_threads;
+    cl.add_guest("guest-b", two_uses, threads);
+    cl.add_guest("guest-c", two_uses, threads);
     if (!cl.wait_active(300, err)) throw std::runtime_error(err);
     std::vector<std::string> texts = node_loss(ctx, cl, r);
     cl.stop();
@@ -413,10 +417,11 @@ scenario_result run_cluster(scenario_context &ctx) {
         ref = local_phase(ctx, r);
     }
     r.figures["guest_over_local"] = link_ratios(r.figures["local"], r.figures["guest"], ctx.opts);
-    int equal                     = 0;
+    std::vector<int> equal;  // per stream: 1 when it equals the local reference
     for (size_t i = 0; i < got.size() && i < ref.size(); ++i)
-        equal += !ref[i].empty() && got[i] == ref[i];
-    r.figures["node_loss"]["streams_equal_reference"] = equal;
+        equal.push_back(!ref[i].empty() && got[i] == ref[i] ? 1 : 0);
+    r.samples["equal_reference"]                      = equal;
+    r.figures["node_loss"]["streams_equal_reference"] = std::count(equal.begin(), equal.end(), 1);
     r.notes.push_back(
         "wire: TCP payload bytes (TLS records included) of the head's sockets to guest-a's "
         "worker port, from the kernel: `ss -tin` bytes_received (from the guest) and bytes_acked "

@@ -84,6 +84,9 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
     cmd.add_option("--cluster-streams", o.cluster_streams,
                    "cluster: streams during the node loss (default --parallel)")
         ->check(CLI::NonNegativeNumber);
+    cmd.add_option("--cluster-guest-threads", o.cluster_guest_threads,
+                   "cluster: threads of each of the two node-loss guests (default half the cores)")
+        ->check(CLI::NonNegativeNumber);
     cmd.add_option("--system-bytes", o.agentic_system_bytes, "agentic: system prompt bytes")
         ->capture_default_str();
     cmd.add_option("--burst", o.burst_sizes, "burst: sizes to sweep")->capture_default_str();

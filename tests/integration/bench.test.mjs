@@ -295,7 +295,7 @@ test(`bench endurance --api ollama: ${servers.join(' vs ')} (llama-server: n/a)`
 });
 
 // Cluster mode on loopback (issue #17): a plain serve vs a routing-only head and one guest, then
-// a second guest and a SIGKILL of the busier one under 4 seeded streams. Consistency only.
+// two other guests and a SIGKILL of the busier one under 4 seeded streams. Consistency only.
 test('bench cluster: local vs guest, bytes on the link, a guest killed mid-stream', async () => {
   const sizes = ['--cluster-tokens', '8', '--cluster-rounds', '1', '--cluster-streams', '4', '--stream-tokens', '128'];
   const rec = await bench('cluster', {}, sizes, { peer: false });
@@ -339,7 +339,8 @@ test('bench cluster: local vs guest, bytes on the link, a guest killed mid-strea
   assert.ok(ref >= 0 && ref <= 4);
   console.log(`cluster: ${moved} streams moved, gap ${gap} s, ${ref} of 4 streams equal the local reference`);
   const run = rec.per_run[0].superfluid;
-  assert.match(run.samples.killed_node, /^guest-[ab]$/);
+  assert.match(run.samples.killed_node, /^guest-[bc]$/);
+  assert.equal(run.samples.moved.filter((m) => m === 1).length, moved);
   assert.equal(run.samples.gap_s.length, moved);
   for (const k of ['head', 'guest_join', 'guest_worker']) assert.ok(fig(s.cluster_peak_rss_mib[k], k) > 0);
 });
