@@ -150,8 +150,9 @@ async function runAndDisrupt(name, act, from = 1 / 5) {
   const runs = Array.from({ length: N }, (_, i) => stream(head, story(i), () => delivered++));
   const samples = [];
   const victim = await until(async () => {
+    const t = Date.now();
     const v = (await nodes()).find((n) => n.name === name);
-    samples.push(`${delivered}:${v?.running}`);
+    samples.push(`${delivered}:${v?.running}:${Date.now() - t}ms`);
     return v && v.running > 0 && delivered >= total * from && delivered < total / 2 && v;
   }, 60000, 20);
   if (!victim) console.log(`delivered ${delivered}; samples ${samples.slice(0, 60).join(' ')}; nodes ${JSON.stringify(await nodes())}`);
