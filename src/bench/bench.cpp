@@ -46,13 +46,18 @@ std::vector<server_spec> server_specs(const bench_options &o) {
         specs.push_back({server_kind::external, o.url, "", "", o.url, o.ctx_size, o.parallel, 0});
         return specs;
     }
-    specs.push_back({server_kind::superfluid, "superfluid", o.superfluid_bin, o.model, "",
-                     o.ctx_size, o.parallel, o.threads});
+    const int ctx = o.server_defaults ? 0 : o.ctx_size;
+    const int par = o.server_defaults ? 0 : o.parallel;
+    specs.push_back({server_kind::superfluid, "superfluid", o.superfluid_bin, o.model, "", ctx, par,
+                     o.threads});
     const std::string standby = superfluid_standby(o);
     if (!standby.empty()) specs.back().args = {"--standby", standby};
     if (!o.against.empty())  // the only peer so far: llama-server
         specs.push_back({server_kind::llama_server, "llama-server", o.llama_server_bin, o.model, "",
-                         o.ctx_size, o.peer_parallel > 0 ? o.peer_parallel : o.parallel,
+                         ctx,
+                         o.server_defaults     ? 0
+                         : o.peer_parallel > 0 ? o.peer_parallel
+                                               : par,
                          o.threads});
     return specs;
 }
@@ -195,7 +200,8 @@ int run(const bench_options &o) {
     rec["started_at"] = iso_now();
     rec["runs"]       = o.runs;
     rec["sizes"]      = sizes(o);
-    rec["settings"]   = {{"ctx_size", o.ctx_size},
+    rec["settings"]   = {{"server_defaults", o.server_defaults},
+                         {"ctx_size", o.ctx_size},
                          {"parallel", o.parallel},
                          {"peer_parallel", o.peer_parallel > 0 ? o.peer_parallel : o.parallel},
                          {"threads", o.threads},

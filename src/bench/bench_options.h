@@ -22,10 +22,13 @@ struct bench_options {
 #else
     std::string llama_server_bin = "llama-server";
 #endif
-    std::string command_line;         // the exact command, for the record
-    int ctx_size             = 8192;  // per sequence, both servers
-    int parallel             = 8;     // sequences / slots, both servers
-    int peer_parallel        = 0;     // llama-server's slots (-np); 0: same as `parallel`
+    std::string command_line;  // the exact command, for the record
+    int ctx_size      = 8192;  // per sequence, both servers
+    int parallel      = 8;     // sequences / slots, both servers
+    int peer_parallel = 0;     // llama-server's slots (-np); 0: same as `parallel`
+    // --server-defaults: neither server gets a context or slot flag (each its own defaults:
+    // ours sized by KV memory, llama-server's 4 slots of the model's trained context).
+    bool server_defaults     = false;
     int threads              = 0;     // inference threads (0 = engine default)
     double request_timeout_s = 900;   // one HTTP request's read timeout
     bool progress            = true;  // live progress on stderr

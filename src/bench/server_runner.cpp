@@ -50,25 +50,19 @@ std::vector<std::string> server_runner::argv() const {
         a = {spec_.binary, "serve", spec_.model, "--port", port, "--state-dir",
              work_dir_ + "/state",
              // The prefix cache's disk tier: fresh per run, kept across the scenario's restarts.
-             "--cache-dir", work_dir_ + "/prefix-cache", "--ctx-size",
-             std::to_string(spec_.ctx_size), "--parallel", std::to_string(spec_.parallel)};
+             "--cache-dir", work_dir_ + "/prefix-cache"};
+        // 0: the server's own default (bench --server-defaults).
+        if (spec_.ctx_size > 0) a.insert(a.end(), {"--ctx-size", std::to_string(spec_.ctx_size)});
+        if (spec_.parallel > 0) a.insert(a.end(), {"--parallel", std::to_string(spec_.parallel)});
         if (spec_.threads > 0) a.insert(a.end(), {"--threads", std::to_string(spec_.threads)});
         a.insert(a.end(), spec_.args.begin(), spec_.args.end());
         a.insert(a.end(), extra_args_.begin(), extra_args_.end());
     } else {
         // Same total context and slots as Superfluid: -c is the whole KV cache.
-        a = {spec_.binary,
-             "-m",
-             spec_.model,
-             "--host",
-             "127.0.0.1",
-             "--port",
-             port,
-             "-c",
-             std::to_string(spec_.ctx_size * spec_.parallel),
-             "-np",
-             std::to_string(spec_.parallel),
-             "--no-webui"};
+        a = {spec_.binary, "-m", spec_.model, "--host", "127.0.0.1", "--port", port, "--no-webui"};
+        if (spec_.ctx_size > 0 && spec_.parallel > 0)
+            a.insert(a.end(), {"-c", std::to_string(spec_.ctx_size * spec_.parallel)});
+        if (spec_.parallel > 0) a.insert(a.end(), {"-np", std::to_string(spec_.parallel)});
         if (spec_.threads > 0) a.insert(a.end(), {"-t", std::to_string(spec_.threads)});
     }
     return a;

@@ -12,6 +12,10 @@ namespace {
 
 // Weight of sharing in the eviction score, in cache uses (see prefix_cache.h).
 constexpr double k_share_weight = 32.0;
+// Tokens a disk entry may lack of a hot prefix and still stand for it (write_to_disk).
+constexpr int32_t k_disk_slack = 32;
+
+}  // namespace
 
 int32_t common_prefix(std::span<const token_id> a, std::span<const token_id> b, int32_t max_len) {
     const size_t n = std::min({a.size(), b.size(), static_cast<size_t>(std::max(max_len, 0))});
@@ -19,8 +23,6 @@ int32_t common_prefix(std::span<const token_id> a, std::span<const token_id> b, 
     while (i < n && a[i] == b[i]) ++i;
     return static_cast<int32_t>(i);
 }
-
-}  // namespace
 
 prefix_cache::prefix_cache(engine_i &engine, cache_options opts)
     : engine_(engine), opts_(std::move(opts)), partial_(engine.partial_prefixes()) {
@@ -110,6 +112,17 @@ int32_t prefix_cache::attach(int seq, std::span<const token_id> prompt, int32_t 
     return n;
 }
 
+void prefix_cache::reused_in_place(int seq, std::span<const token_id> prompt, int32_t n) {
+    {
+        std::lock_guard lk(stats_mu_);
+        stats_.lookups++;
+        stats_.prompt_tokens += prompt.size();
+        if (n > 0) stats_.hits++;
+        stats_.cached_tokens += static_cast<uint64_t>(std::max(n, 0));
+    }
+    if (n > 0) write_to_disk(seq, prompt.first(static_cast<size_t>(n)));
+}
+
 bool prefix_cache::load_from_disk(int seq, int64_t disk_id, int32_t n) {
     mapped_payload blob;
     if (!disk_->load(disk_id, blob)) return false;
@@ -137,8 +150,12 @@ bool prefix_cache::load_from_disk(int seq, int64_t disk_id, int32_t n) {
 
 // A prefix reused by a second sequence is hot: worth surviving a restart.
 void prefix_cache::write_to_disk(int seq, std::span<const token_id> tokens) {
-    if (!disk_ || static_cast<int32_t>(tokens.size()) < opts_.min_disk_tokens || disk_->has(tokens))
-        return;
+    const auto n = static_cast<int32_t>(tokens.size());
+    if (!disk_ || n < opts_.min_disk_tokens || disk_->has(tokens)) return;
+    // A file that already holds nearly all of it will do: requests sharing a system prompt
+    // share it plus a few tokens of their own question, a little more or less each time, and
+    // a file per length cost a state copy on the path to each first token.
+    if (partial_ && disk_->find(tokens, n).shared >= n - k_disk_slack) return;
     host_buffer blob;
     if (partial_) {
         if (!engine_.seq_save(seq, blob)) return;  // seq holds exactly `tokens` now

@@ -63,6 +63,9 @@ struct cache_stats {
     disk_stats disk;
 };
 
+/** Length of the longest common prefix of `a` and `b`, at most `max_len` (< 0: 0). */
+int32_t common_prefix(std::span<const token_id> a, std::span<const token_id> b, int32_t max_len);
+
 /** A live sequence whose memory holds `tokens` (positions 0..size-1). */
 struct live_source {
     int seq = 0;
@@ -90,6 +93,13 @@ class prefix_cache {
      */
     int32_t attach(int seq, std::span<const token_id> prompt, int32_t max_len,
                    const std::vector<live_source> &live);
+    /**
+     * The caller gave the empty-looking sequence `seq` the first `n` tokens of `prompt` from
+     * what its own memory still held (scheduler slot reuse, no copy): counts the lookup and
+     * the hit as attach() would, and keeps a hot prefix on disk. `seq` holds exactly those
+     * `n` tokens now.
+     */
+    void reused_in_place(int seq, std::span<const token_id> prompt, int32_t n);
     /** Snapshot mode: live `seq` holds exactly `tokens`; keeps a snapshot of it. */
     void snapshot(int seq, std::span<const token_id> tokens);
     /**

@@ -29,6 +29,9 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
         ->capture_default_str();
     cmd.add_option("--parallel", o.parallel, "Sequences/slots, both servers")
         ->capture_default_str();
+    cmd.add_flag("--server-defaults", o.server_defaults,
+                 "Start both servers with their own context and slot defaults (no --ctx-size, "
+                 "--parallel, -c, -np)");
     cmd.add_option("--peer-parallel", o.peer_parallel,
                    "llama-server's slots (-np) when not --parallel, e.g. 4, its default; its "
                    "total context stays --ctx-size per slot")

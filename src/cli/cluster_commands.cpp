@@ -42,7 +42,14 @@ void add_cluster_commands(CLI::App &app, cluster_cli &c, serve_options &wf) {
         ->capture_default_str();
     c.join->add_option("--advertise", c.advertise,
                        "Address the head should dial (default: the one it sees us from)");
-    c.join->add_option("--parallel", wf.parallel, "Concurrent sequences")->capture_default_str();
+    c.join
+        ->add_option("--parallel", wf.parallel,
+                     "Concurrent sequences (0: as many as --kv-memory holds, at most --max-seqs)")
+        ->capture_default_str();
+    c.join->add_option("--max-seqs", wf.max_seqs, "Most sequences when --parallel is 0")
+        ->capture_default_str();
+    c.join->add_option("--kv-memory", wf.kv_memory_mib, "MiB of KV cache for auto sequences")
+        ->capture_default_str();
     c.join->add_option("--ctx-size,-c", wf.ctx_size, "Context per sequence, in tokens")
         ->capture_default_str();
     c.join->add_option("--threads,-t", wf.threads, "CPU threads for inference (0 = all)")

@@ -36,9 +36,21 @@ int main(int argc, char **argv) {
     serve->add_option("--ctx-size,-c", so.ctx_size, "Context per sequence, in tokens")
         ->capture_default_str()
         ->check(CLI::Range(64, 1 << 20));
-    serve->add_option("--parallel", so.parallel, "Concurrent sequences")
+    serve
+        ->add_option("--parallel", so.parallel,
+                     "Concurrent sequences, each with --ctx-size tokens of KV cache (0: as many "
+                     "as --kv-memory holds, at most --max-seqs)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 256));
+    serve->add_option("--max-seqs", so.max_seqs, "Most concurrent sequences when --parallel is 0")
         ->capture_default_str()
         ->check(CLI::Range(1, 256));
+    serve
+        ->add_option("--kv-memory", so.kv_memory_mib,
+                     "MiB of KV cache for the sequences when --parallel is 0 (0: a quarter of "
+                     "the memory available at start, at least 8 sequences' worth)")
+        ->capture_default_str()
+        ->check(CLI::Range(int64_t(0), int64_t(1) << 30));
     serve->add_option("--batch-size,-b", so.batch_size, "Tokens per scheduler tick")
         ->capture_default_str()
         ->check(CLI::Range(16, 8192));
@@ -251,7 +263,10 @@ int main(int argc, char **argv) {
     worker->add_option("--tls-key", wo.tls_key, "Node private key (PEM), with --listen");
     worker->add_option("--tls-ca", wo.tls_ca, "Cluster CA certificate (PEM), with --listen");
     worker->add_option("--ctx-size", wo.engine.ctx_size, "Context per sequence, in tokens");
-    worker->add_option("--parallel", wo.engine.parallel, "Concurrent sequences");
+    int64_t worker_kv_mib = 0;
+    worker->add_option("--parallel", wo.engine.parallel, "Concurrent sequences (0: auto)");
+    worker->add_option("--max-seqs", wo.engine.max_seqs, "Most sequences when --parallel is 0");
+    worker->add_option("--kv-memory", worker_kv_mib, "KV memory for auto sequences, MiB");
     worker->add_option("--batch-size", wo.engine.batch_size, "Tokens per tick");
     worker->add_option("--prefill-chunk", wo.prefill_chunk, "Prompt tokens per sequence per tick");
     worker->add_option("--tick-ms", wo.tick_ms, "Target tick duration with prefill, ms");
@@ -303,6 +318,7 @@ int main(int argc, char **argv) {
             return 2;
         }
         sf::parse_spec_type(worker_spec_type, wo.engine.spec.type);
+        wo.engine.kv_memory = worker_kv_mib << 20;
         return sf::run_worker(wo);
     }
     if (*ps) return sf::run_ps(ps_host, ps_port);

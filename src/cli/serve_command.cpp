@@ -95,6 +95,8 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
                                      "--model",         model,
                                      "--ctx-size",      std::to_string(opts.ctx_size),
                                      "--parallel",      std::to_string(opts.parallel),
+                                     "--max-seqs",      std::to_string(opts.max_seqs),
+                                     "--kv-memory",     std::to_string(opts.kv_memory_mib),
                                      "--batch-size",    std::to_string(opts.batch_size),
                                      "--prefill-chunk", std::to_string(opts.prefill_chunk),
                                      "--tick-ms",       std::to_string(opts.tick_ms),

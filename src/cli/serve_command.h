@@ -13,7 +13,9 @@ struct serve_options {
     std::string host        = "127.0.0.1";
     int port                = 8453;
     int ctx_size            = 8192;  // tokens per sequence
-    int parallel            = 8;     // concurrent sequences
+    int parallel            = 0;     // concurrent sequences; 0: from KV memory (kv_config.h)
+    int max_seqs            = 64;    // most sequences when `parallel` is 0
+    int64_t kv_memory_mib   = 0;     // KV memory for them, MiB; 0: a quarter of MemAvailable
     int batch_size          = 512;   // tokens per tick
     int prefill_chunk       = 512;   // prompt tokens per sequence per tick
     int tick_ms             = 30;    // target tick duration with prefill, ms (0: fixed budget)

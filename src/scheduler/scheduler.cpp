@@ -127,6 +127,7 @@ void scheduler::place(int i, seq_state &&s) {
     auto &q          = sl.seq;
     q.served_in_slot = 0;
     if (q.parked >= 0) {
+        release_held(i);
         bool ok  = engine_.seq_unpark(q.parked, i);
         q.parked = -1;
         if (!ok) {
@@ -140,6 +141,8 @@ void scheduler::place(int i, seq_state &&s) {
     q.pending.insert(q.pending.end(), q.req.resume_tokens.begin(), q.req.resume_tokens.end());
     q.tokens   = q.pending;
     q.attached = opts_.cache == nullptr || !opts_.cache->enabled();
+    // What the slot's memory holds stays for attach_new only when this sequence can use it.
+    if (!sl.held.empty() && held_reuse(i, q.tokens, reuse_limit(q)) == 0) release_held(i);
     if (!q.attached && !opts_.cache->partial()) {
         // Snapshot points: message ends, and the prompt but its last token (an identical
         // prompt then reuses all it can: the last token is decoded for its logits anyway).
@@ -217,6 +220,7 @@ int scheduler::pick_fair_victim(const seq_state &w, clock::time_point now) const
 
 // Parks slot v's sequence into the waiting queue (mu_ held). False when the engine cannot.
 bool scheduler::park(int v, const seq_state &for_whom, clock::time_point now) {
+    if (!slots_[v].seq.attached) release_held(v);  // its state is then exactly n_past = 0
     seq_state parked = std::move(slots_[v].seq);
     parked.parked    = engine_.seq_park(v);
     if (parked.parked < 0) {
@@ -248,13 +252,7 @@ void scheduler::admit_locked(clock::time_point now) {
         return a.arrival < b.arrival;
     });
     while (!waiting_.empty()) {
-        int free_slot = -1;
-        for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
-            if (!slots_[i].used) {
-                free_slot = i;
-                break;
-            }
-        }
+        int free_slot = choose_free_slot(waiting_.front());
         if (free_slot < 0) {
             // A less urgent class first; else, within the class, the most-served sequence.
             int v = pick_victim(aged(waiting_.front(), now));
@@ -318,9 +316,21 @@ void scheduler::finish(int slot, finish_reason reason, std::string error) {
     // Verified draft cells past the tokens handed out so far are not part of the sequence.
     if (s.cells_ahead) engine_.seq_trim(slot, s.n_past);
     // What the sequence computed stays reusable: the next turn of a conversation extends it.
-    if (opts_.cache && s.attached && reason != finish_reason::ERROR && s.n_past > 0)
-        opts_.cache->retain(slot, std::span(s.tokens).first(static_cast<size_t>(s.n_past)));
-    engine_.seq_end(slot);
+    // The slot keeps it in the engine's memory (slot::held) until another sequence needs it.
+    // After an error only the prefix it was given is trusted (a failed decode leaves no cells,
+    // but what it reused from the cache must outlive it, as a cache entry would).
+    int32_t keep = 0;
+    if (opts_.cache && opts_.cache->enabled() && s.attached)
+        keep = reason == finish_reason::ERROR ? std::min(s.cached, s.n_past) : s.n_past;
+    if (keep > 0 && keep < s.n_past && (!opts_.cache->partial() || !engine_.seq_trim(slot, keep)))
+        keep = 0;
+    if (keep > 0) {
+        slots_[slot].held.assign(s.tokens.begin(), s.tokens.begin() + keep);
+        slots_[slot].held_since = tick_no_;
+    } else {
+        release_held(slot);  // a sequence that ended before it attached
+        engine_.seq_end(slot);
+    }
     slots_[slot].used = false;
     slots_[slot].seq  = seq_state{};
     // Counts are refreshed once per loop iteration (run()); no lock taken here, so this may be
@@ -457,63 +467,6 @@ bool scheduler::tick() {
         }
     }
     return true;
-}
-
-// Memories of the other running sequences, as prefix sources (attention models).
-std::vector<cache::live_source> scheduler::live_sources(int except) const {
-    std::vector<cache::live_source> out;
-    for (int j = 0; j < static_cast<int>(slots_.size()); ++j) {
-        const auto &o = slots_[j].seq;
-        if (j == except || !slots_[j].used || !o.attached || o.n_past <= 0) continue;
-        out.push_back({j, std::span(o.tokens).first(static_cast<size_t>(o.n_past))});
-    }
-    return out;
-}
-
-// How much of slot i's prompt a sequence still prefilling will have computed later (a shared
-// system prompt of requests that arrived together): what waiting for it would gain.
-int32_t scheduler::reusable_soon(int i, int32_t max_len) const {
-    const auto &s = slots_[i].seq;
-    int32_t best  = 0;
-    for (int j = 0; j < static_cast<int>(slots_.size()); ++j) {
-        const auto &o = slots_[j].seq;
-        if (j == i || !slots_[j].used || !o.attached || o.generating) continue;
-        const size_t lim =
-            std::min({s.tokens.size(), o.req.prompt.size(), static_cast<size_t>(max_len)});
-        int32_t lcp = 0;
-        while (static_cast<size_t>(lcp) < lim && s.tokens[lcp] == o.tokens[lcp]) ++lcp;
-        if (!opts_.cache->partial()) {
-            // Only its snapshot points are reusable.
-            int32_t b = 0;
-            for (int32_t p : o.boundaries)
-                if (p <= lcp) b = p;
-            lcp = b;
-        }
-        if (lcp > o.n_past) best = std::max(best, lcp);
-    }
-    return best;
-}
-
-// New sequences get their longest cached prefix before their first prefill chunk. One whose
-// prompt shares more with a sequence still prefilling than the cache has now waits for it
-// (it would compute the same tokens in the same ticks), then shares its result.
-void scheduler::attach_new() {
-    if (!opts_.cache) return;
-    for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
-        auto &s = slots_[i].seq;
-        if (!slots_[i].used || s.attached) continue;
-        const auto max_len = static_cast<int32_t>(
-            std::min(s.req.prompt.size(), s.tokens.size() - 1));  // the last one gives logits
-        auto live = live_sources(i);
-        if (reusable_soon(i, max_len) > opts_.cache->peek(s.tokens, max_len, live)) continue;
-        const int32_t n = opts_.cache->attach(i, s.tokens, max_len, live);
-        s.n_past        = n;
-        s.cached        = n;
-        s.attached      = true;
-        s.pending.erase(s.pending.begin(), s.pending.begin() + n);
-        while (!s.boundaries.empty() && s.boundaries.front() <= n)
-            s.boundaries.erase(s.boundaries.begin());
-    }
 }
 
 bool scheduler::step() {

@@ -141,6 +141,14 @@ class scheduler {
     struct slot {
         bool used = false;
         seq_state seq;
+        // A free slot whose engine memory still holds the tokens of the sequence that ended in
+        // it (positions 0..n-1), as llama-server's slots keep theirs. The next sequence placed
+        // here that shares a prefix with them continues from it in place: no state copy into
+        // the prefix cache when the sequence ends, none out of it when the next one starts.
+        // Other slots copy from it as from a live sequence. It goes into the prefix cache
+        // (retain) only when an unrelated sequence takes the slot (scheduler_reuse.cpp).
+        std::vector<token_id> held;
+        uint64_t held_since = 0;  // tick number when it was freed: the oldest is taken first
     };
 
     priority_class aged(const seq_state &s, clock::time_point now) const;
@@ -165,7 +173,16 @@ class scheduler {
     // the decode: samples while the draft holds, cuts the rejected cells, hands out the tokens.
     void verify(int slot, int item, const batch_item &it, int32_t n_draft);
     void attach_new();
+    // Prefix reuse across slots (scheduler_reuse.cpp).
+    int choose_free_slot(const seq_state &next) const;
+    int32_t held_reuse(int slot, std::span<const token_id> tokens, int32_t max_len) const;
+    void release_held(int slot);
     int32_t reusable_soon(int slot, int32_t max_len) const;
+    // Most prompt tokens a new sequence may take from a cache: all but the last (which is
+    // decoded for its logits).
+    static int32_t reuse_limit(const seq_state &s) {
+        return static_cast<int32_t>(std::min(s.req.prompt.size(), s.tokens.size() - 1));
+    }
     std::vector<cache::live_source> live_sources(int except) const;
     // Tick thread, mu_ held: recomputes stats_' running and waiting counts from slots_/waiting_.
     void update_counts_locked();

@@ -25,16 +25,26 @@ void event_outbox::deliver(const std::string &session_id, uint64_t epoch, sessio
         if (it != bound_.end() && it->second.epoch == epoch) bound_.erase(it);
     }
     if (closed_) return;  // nobody reads them; the head resumes its sessions elsewhere
+    if (ev.type == session_event::kind::TOKEN && ev.index == 0) first_token_ = true;
     queue_.push_back(outbox_event{session_id, epoch, std::move(ev)});
 }
 
 void event_outbox::flush() {
+    uint64_t mine = 0;
+    bool wait     = false;
     {
         std::lock_guard lk(mu_);
         if (queue_.empty()) return;
-        flushed_ = true;
+        flushed_     = true;
+        mine         = ++flushes_;
+        wait         = first_token_;
+        first_token_ = false;
     }
     cv_.notify_one();
+    if (!wait) return;
+    // A session's first token: let the writer send it before the next decode takes the cores.
+    std::unique_lock lk(mu_);
+    written_cv_.wait_for(lk, k_first_token_wait, [&] { return written_ >= mine || closed_; });
 }
 
 bool event_outbox::take(std::vector<outbox_event> &out, std::chrono::milliseconds timeout) {
@@ -43,9 +53,18 @@ bool event_outbox::take(std::vector<outbox_event> &out, std::chrono::millisecond
     cv_.wait_for(lk, timeout, [&] { return flushed_ || closed_; });
     flushed_ = false;
     if (queue_.empty()) return false;
+    taken_ = flushes_;
     out.swap(queue_);
     queue_.clear();
     return true;
+}
+
+void event_outbox::written() {
+    {
+        std::lock_guard lk(mu_);
+        written_ = taken_;
+    }
+    written_cv_.notify_all();
 }
 
 void event_outbox::close() {
@@ -57,6 +76,7 @@ void event_outbox::close() {
         queue_.clear();
     }
     cv_.notify_all();
+    written_cv_.notify_all();
     for (auto &[id, b] : bound) b.channel->cancel();
 }
 

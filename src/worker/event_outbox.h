@@ -42,8 +42,16 @@ class event_outbox final : public event_sink {
               std::shared_ptr<event_channel> channel);
     /** Tick thread: queues an event (a FINISHED one unbinds its placement). Never blocks long. */
     void deliver(const std::string &session_id, uint64_t epoch, session_event ev) override;
-    /** Tick thread, at a tick's end: wakes the writer if events are queued. */
+    /**
+     * Tick thread, at a tick's end: wakes the writer if events are queued. When they hold a
+     * session's first token, waits (at most k_first_token_wait) until the writer has written
+     * them: the writer runs as SCHED_BATCH (util/relay_sched.h) and would otherwise wait for a
+     * free core, up to one kernel tick (4 ms) after the next decode started, on the path of
+     * every time to first token. The wait is once per session.
+     */
     void flush();
+    /** The stream's thread, after writing what take() gave it. */
+    void written();
     /**
      * The stream's thread: waits up to `timeout` for a flush, then moves out every queued
      * event. Returns false (and nothing) when nothing came.
@@ -71,8 +79,14 @@ class event_outbox final : public event_sink {
     std::mutex mu_;
     std::condition_variable cv_;
     std::vector<outbox_event> queue_;
-    bool flushed_ = false;
-    bool closed_  = false;
+    std::condition_variable written_cv_;
+    bool flushed_     = false;
+    bool closed_      = false;
+    bool first_token_ = false;  // a queued event is some session's first token
+    uint64_t flushes_ = 0;      // flushes with events so far
+    uint64_t taken_   = 0;      // flushes whose events take() handed out
+    uint64_t written_ = 0;      // ... and the writer wrote
+    static constexpr std::chrono::milliseconds k_first_token_wait{3};
     std::map<std::string, binding> bound_;
 };
 

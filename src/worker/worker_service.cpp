@@ -192,6 +192,7 @@ grpc::Status worker_service::Events(grpc::ServerContext *ctx, const pb::EventsRe
         pb::EventBatch batch;
         for (auto &e : evs) protocol::to_proto(e.ev, e.session_id, e.epoch, *batch.add_events());
         if (!writer->Write(batch)) break;  // the head went away
+        box->written();
     }
     {
         std::lock_guard lk(mu_);

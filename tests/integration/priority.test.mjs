@@ -115,6 +115,8 @@ test('an interactive request gets its first token before any long batch session 
     assert.equal(events[0].what, 'chat-first-token', JSON.stringify(events));
     // The preempted batch session resumed and completed its 300 tokens.
     for (const t of texts) assert.match(t, /"finish_reason":"length"/);
+    // The chat was cancelled by its client (reader.cancel): that reaches the worker on its own.
+    await until(async () => (await server.metrics()).num_requests_running === 0, 20000, 20);
     const m = await server.metrics();
     assert.ok(m.num_preemptions_total >= 1, 'a batch sequence was preempted for the chat');
     assert.equal(m.num_requests_running, 0);

@@ -1,4 +1,5 @@
 #include "engine/llama/chat_render.h"
+#include "engine/llama/render_memo.h"
 
 #include <chat.h>
 
@@ -104,7 +105,7 @@ chat_render_result render_chat_template(const common_chat_templates *templates,
         in.chat_template_kwargs["enable_thinking"] = "false";
     }
 
-    const common_chat_params p = apply_template(templates, in);
+    const common_chat_params p = memo_render(templates, in, apply_template);
     chat_render_result out;
     out.prompt      = p.prompt;
     out.extra_stops = p.additional_stops;

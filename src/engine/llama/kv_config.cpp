@@ -1,5 +1,9 @@
 #include "engine/llama/kv_config.h"
 
+#include <algorithm>
+
+#include "util/proc_memory.h"
+
 #include <ggml.h>
 #include <llama.h>
 
@@ -92,6 +96,30 @@ int64_t kv_bytes_per_token(const llama_model *m, const llama_engine_options &opt
     const int64_t layers   = llama_model_n_layer(m);
     return layers *
            static_cast<int64_t>(ggml_row_size(tk, n_kv * k_len) + ggml_row_size(tv, n_kv * v_len));
+}
+
+int32_t auto_sequences(const llama_model *m, const llama_engine_options &opts, std::string &why) {
+    constexpr int32_t k_floor = 8;  // the fixed default before issue #18
+    const int32_t cap         = std::max(opts.max_seqs, 1);
+    const int64_t per_token   = kv_bytes_per_token(m, opts);
+    if (per_token <= 0) {
+        why = "a recurrent or hybrid model: its state is per sequence";
+        return std::min(k_floor, cap);
+    }
+    const int64_t per_seq = per_token * std::max(opts.ctx_size, 1);
+    int64_t budget        = opts.kv_memory;
+    if (budget > 0) {
+        why = "--kv-memory " + std::to_string(budget >> 20) + " MiB";
+    } else {
+        const int64_t avail = mem_available_bytes();
+        budget = std::max(k_floor * per_seq, std::min(cap * per_seq, avail > 0 ? avail / 4 : 0));
+        why    = "a quarter of MemAvailable (" + std::to_string(avail >> 20) + " MiB), at least " +
+              std::to_string(k_floor) + " sequences";
+    }
+    const auto n = static_cast<int32_t>(std::clamp<int64_t>(budget / per_seq, 1, cap));
+    why += ": " + std::to_string(n) + " sequences of " + std::to_string(per_seq >> 20) +
+           " MiB KV (at most --max-seqs " + std::to_string(cap) + ")";
+    return n;
 }
 
 }  // namespace sf

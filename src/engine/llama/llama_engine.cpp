@@ -18,6 +18,7 @@
 #include "engine/llama/chat_render.h"
 #include "engine/llama/gumbel_sampler.h"
 #include "engine/llama/kv_config.h"
+#include "engine/llama/token_memo.h"
 #include "engine/llama/utf8_guard_sampler.h"
 #include "util/log.h"
 
@@ -69,6 +70,7 @@ struct llama_engine::impl {
     uint64_t boundary_clock = 0;
     int64_t next_handle     = 1;
     std::atomic<size_t> parked_bytes{0};
+    std::unique_ptr<token_memo> tokens;  // long prompts' tokenization (token_memo.h)
 };
 
 llama_engine::llama_engine(const llama_engine_options &opts)
@@ -86,7 +88,13 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         throw std::runtime_error("cannot load model (not a GGUF llama.cpp can read?): " +
                                  opts.model_path);
     impl_->vocab      = llama_model_get_vocab(impl_->model);
+    impl_->tokens     = std::make_unique<token_memo>(impl_->vocab);
     impl_->utf8_table = utf8_token_table_build(impl_->vocab);
+    if (opts_.parallel <= 0) {
+        std::string why;
+        opts_.parallel = auto_sequences(impl_->model, opts_, why);
+        SF_LOG_INFO("engine", "sequences: %s", why.c_str());
+    }
 
     int32_t threads =
         opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -104,13 +112,13 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         }
     }
     llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = static_cast<uint32_t>(opts.ctx_size) * static_cast<uint32_t>(opts.parallel);
+    cp.n_ctx = static_cast<uint32_t>(opts.ctx_size) * static_cast<uint32_t>(opts_.parallel);
     // Room for a full prefill budget plus one decode step per sequence (scheduler ticks), plus
     // each sequence's draft when speculating (the drafts ride on top of the planned tokens).
-    const int32_t capacity = n_batch() + opts.parallel * spec_draft_max_;
+    const int32_t capacity = n_batch() + opts_.parallel * spec_draft_max_;
     cp.n_batch             = static_cast<uint32_t>(capacity);
     cp.n_ubatch            = cp.n_batch;
-    cp.n_seq_max           = opts.parallel;
+    cp.n_seq_max           = opts_.parallel;
     // One KV stream per sequence (llama-server's default with -np): attention of a sequence
     // runs over its own cells only. A unified pool makes every token attend (masked) over all
     // sequences' cells: with 8 agents at 7,500 tokens, ggml's flash-attention kernel scanned
@@ -143,7 +151,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     }
     impl_->templates = common_chat_templates_init(impl_->model, "");
     impl_->batch     = llama_batch_init(capacity, 0, 1);
-    impl_->samplers.assign(opts.parallel, nullptr);
+    impl_->samplers.assign(opts_.parallel, nullptr);
     warm_up_chat();
 
     char name[256] = {0};
@@ -155,7 +163,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     SF_LOG_INFO("engine",
                 "loaded %s (%s): ctx %d per sequence x %d sequences, batch %d, %d threads, "
                 "speculation %s (draft max %d)",
-                opts.model_path.c_str(), model_name_.c_str(), opts.ctx_size, opts.parallel,
+                opts.model_path.c_str(), model_name_.c_str(), opts.ctx_size, opts_.parallel,
                 opts.batch_size, threads,
                 spec_draft_max_ > 0 ? spec_type_name(opts.spec.type) : "off", spec_draft_max_);
 }
@@ -227,7 +235,7 @@ llama_model *llama_engine::model() const {
 }
 
 std::vector<token_id> llama_engine::tokenize(std::string_view text, bool add_bos) const {
-    return common_tokenize(impl_->vocab, std::string(text), add_bos, /*parse_special=*/true);
+    return impl_->tokens->tokenize(text, add_bos);
 }
 
 std::string llama_engine::token_piece(token_id t) const {
@@ -299,6 +307,10 @@ static void apply_constraint(const llama_vocab *vocab, const output_constraint &
     }
 }
 
+// Prompt tokens a new sampler sees at least (seq_start): more than the previous-token ring
+// (common_params_sampling::n_prev, 64) and any generation prompt.
+constexpr size_t k_prompt_tail = 256;
+
 bool llama_engine::seq_start(int seq, const sampling_params &p, std::span<const token_id> history,
                              size_t n_generated) {
     common_params_sampling sp;
@@ -331,8 +343,15 @@ bool llama_engine::seq_start(int seq, const sampling_params &p, std::span<const 
         // The penalties look at recent tokens, prompt included (as llama-server does); the
         // tokens this session generated before a resume also advance grammar and reasoning
         // budget, so the sampler is in the state the uninterrupted run had.
-        for (size_t i = 0; i < history.size(); ++i)
-            common_sampler_accept(slot, history[i], i >= history.size() - n_generated);
+        // Of the prompt, only the tail can matter to the chain (the penalties' window, the
+        // previous-token ring, a generation prompt that opens a reasoning block); the whole of
+        // a long prompt cost ~0.2 ms per 1,000 tokens on the path to the first token.
+        const size_t n_prompt = history.size() - n_generated;
+        const bool all        = p.repeat_last_n < 0 || p.constraint.reasoning_budget >= 0;
+        const size_t window =
+            all ? n_prompt : std::max<size_t>(k_prompt_tail, static_cast<size_t>(p.repeat_last_n));
+        for (size_t i = n_prompt > window ? n_prompt - window : 0; i < history.size(); ++i)
+            common_sampler_accept(slot, history[i], i >= n_prompt);
     } catch (const std::exception &e) {
         SF_LOG_ERROR("engine", "sequence %d: cannot build its sampler: %s", seq, e.what());
         if (slot) common_sampler_free(slot);

@@ -16,10 +16,14 @@ namespace sf {
 /** Options to load a model (units: tokens, threads). */
 struct llama_engine_options {
     std::string model_path;
-    int32_t ctx_size   = 8192;  // per-sequence context limit (prompt + generated)
-    int32_t parallel   = 8;     // concurrent sequences; KV cells = ctx_size * parallel
-    int32_t batch_size = 512;   // prompt tokens per decode (tick budget; decode steps ride on top)
-    int32_t threads    = 0;     // 0: number of CPUs
+    int32_t ctx_size = 8192;  // per-sequence context limit (prompt + generated)
+    // Concurrent sequences, each a KV stream of ctx_size cells; 0: auto_sequences (kv_config.h)
+    // from kv_memory and max_seqs.
+    int32_t parallel   = 0;
+    int32_t max_seqs   = 64;   // most sequences auto picks (vLLM's max_num_seqs)
+    int64_t kv_memory  = 0;    // bytes of KV streams auto may use; 0: a quarter of MemAvailable
+    int32_t batch_size = 512;  // prompt tokens per decode (tick budget; decode steps ride on top)
+    int32_t threads    = 0;    // 0: number of CPUs
     // KV cache element types (llama-server's --cache-type-k/-v names: f32, f16, bf16, q8_0,
     // q4_0, q4_1, iq4_nl, q5_0, q5_1) and flash attention (auto, on, off). A quantized V cache
     // needs flash attention.

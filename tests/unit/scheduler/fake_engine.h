@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -36,7 +37,8 @@ class fake_engine : public engine_i {
                      rendered_prompt &, std::string &) const override {
         return false;
     }
-    bool seq_start(int, const sampling_params &, std::span<const token_id>, size_t) override {
+    bool seq_start(int seq, const sampling_params &, std::span<const token_id>, size_t) override {
+        samplers.insert(seq);
         return true;
     }
     int decode(const std::vector<batch_item> &items) override {
@@ -59,6 +61,7 @@ class fake_engine : public engine_i {
         return 0;
     }
     token_id sample(int seq, int item, uint32_t) override {
+        if (!samplers.count(seq)) ++no_sampler;  // the real engine would crash here
         if (!sample_from_memory) return last.at(item).tokens.back() + 1;
         // Depends on every token in the sequence's memory: a wrong prefix changes it.
         uint32_t h = 7;
@@ -67,17 +70,20 @@ class fake_engine : public engine_i {
     }
     void seq_end(int seq) override {
         ended.push_back(seq);
+        samplers.erase(seq);
         mem.erase(seq);
     }
     int64_t seq_park(int seq) override {
         parked_seqs.push_back(seq);
         parked_mem[next_handle] = mem[seq];
         mem.erase(seq);
+        samplers.erase(seq);
         return next_handle++;
     }
     bool seq_unpark(int64_t handle, int seq) override {
         unparked.push_back({handle, seq});
         mem[seq] = parked_mem[handle];
+        samplers.insert(seq);
         return true;
     }
     bool partial_prefixes() const override { return partial; }
@@ -129,6 +135,8 @@ class fake_engine : public engine_i {
     std::map<int64_t, std::vector<token_id>> parked_mem;
     int bad_positions = 0;  // a batch item whose position did not follow the memory
     int shares = 0, loads = 0;
+    std::set<int> samplers;   // sequences with a sampler (seq_start .. seq_end / park)
+    int no_sampler      = 0;  // samples of a sequence without one
     int decode_sleep_us = 0;  // makes ticks take time, so sessions can arrive mid-run
     std::map<token_id, std::string> pieces;
     std::vector<std::vector<batch_item>> calls;

@@ -185,8 +185,9 @@ TEST(PrefixCache, StaysWithinItsBudget) {
     EXPECT_GT(st.entries, 0);
 }
 
-// Cached prefixes are host copies, not cells: when the engine has no room for a batch, the
-// batch's sequences fail and the cache keeps its entries (nothing of it would make room).
+// Cached prefixes are host copies or a free slot's memory, not cells other sequences need:
+// when the engine has no room for a batch, the batch's sequences fail and the prefix they
+// were given still serves the next request (nothing of it would make room).
 TEST(PrefixCache, ADecodeWithNoRoomFailsItsSequencesAndKeepsTheCache) {
     fixture f(true);
     f.sched->start();
@@ -206,7 +207,6 @@ TEST(PrefixCache, ADecodeWithNoRoomFailsItsSequencesAndKeepsTheCache) {
     EXPECT_EQ(b.tokens, scratch(prompt_of(40, 5, 3)).tokens);
     f.sched->stop();
     EXPECT_EQ(f.cache->stats().evictions, 0u);
-    EXPECT_GE(f.cache->stats().entries, 1);
 }
 
 TEST(PrefixCache, ZeroBudgetDisablesIt) {
@@ -217,4 +217,99 @@ TEST(PrefixCache, ZeroBudgetDisablesIt) {
     EXPECT_EQ(b.cached, 0);
     f.sched->stop();
     EXPECT_EQ(f.cache->stats().entries, 0);
+}
+
+// A free slot keeps what its last sequence computed (as llama-server's slots do): the next
+// request sharing a prefix with it is placed there and continues from it without a state copy.
+TEST(PrefixCache, TheNextRequestContinuesInTheSlotThatHoldsItsPrefixWithoutACopy) {
+    for (bool partial : {true, false}) {
+        SCOPED_TRACE(partial ? "kv streams" : "snapshots");
+        fixture f(partial);
+        f.sched->start();
+        auto p1 = prompt_of(200, 10, 1);
+        auto a  = f.run(p1);
+        // Attention memory is cut back to the shared 200 tokens; a recurrent state cannot be
+        // cut, so there the next turn of the conversation (the whole state a prefix) continues.
+        auto p2 = partial ? prompt_of(200, 10, 2) : p1;
+        if (!partial) {
+            p2.insert(p2.end(), a.tokens.begin(), a.tokens.end());
+            p2.insert(p2.end(), {7, 8, 9});
+        }
+        auto b = f.run(p2);
+        EXPECT_EQ(b.cached, partial ? 200 : static_cast<int32_t>(p1.size() + a.tokens.size() - 1));
+        EXPECT_EQ(b.tokens, scratch(p2).tokens);
+        EXPECT_EQ(f.eng.loads, 0);   // nothing loaded from a cache entry
+        EXPECT_EQ(f.eng.shares, 0);  // nor copied from another sequence
+        EXPECT_EQ(f.eng.bad_positions, 0);
+        f.sched->stop();
+        auto st = f.cache->stats();
+        EXPECT_EQ(st.hits, 1u);
+        EXPECT_EQ(st.cached_tokens, static_cast<uint64_t>(b.cached));
+    }
+}
+
+// A slot's memory goes into the cache when an unrelated sequence needs the slot (the one freed
+// longest ago first).
+TEST(PrefixCache, AHeldMemoryIsKeptInTheCacheWhenAnUnrelatedSequenceTakesItsSlot) {
+    fixture f(true);  // the fake engine has 4 slots
+    f.sched->start();
+    for (int i = 0; i < 4; ++i) f.run(prompt_of(0, 50, 10 + i));  // 4 unrelated prompts
+    EXPECT_EQ(f.cache->stats().entries, 0);                       // all held in their slots
+    // A prompt sharing 30 tokens with the first lands in that slot and takes them in place.
+    auto sib = prompt_of(0, 50, 10);
+    sib.resize(30);
+    sib.insert(sib.end(), {1, 2, 3, 4});
+    auto a = f.run(sib);
+    EXPECT_EQ(a.cached, 30);
+    EXPECT_EQ(f.eng.loads + f.eng.shares, 0);
+    // A fifth unrelated prompt takes the slot freed longest ago: that memory becomes an entry.
+    f.run(prompt_of(0, 50, 99));
+    EXPECT_EQ(f.cache->stats().entries, 1);
+    // The prompt whose slot was taken is served from that entry.
+    auto again = f.run(prompt_of(0, 50, 11));
+    EXPECT_EQ(again.cached, 49);
+    EXPECT_EQ(again.tokens, scratch(prompt_of(0, 50, 11)).tokens);
+    EXPECT_EQ(f.eng.loads, 1);
+    EXPECT_EQ(f.eng.bad_positions, 0);
+    f.sched->stop();
+}
+
+// A sequence placed in a held slot that then finds a longer prefix elsewhere (a live sequence)
+// lets the held memory go and copies the longer one; its sampler, set up when it was placed,
+// stays (the tick thread, driven step by step).
+TEST(PrefixCache, ASequenceThatFindsALongerPrefixElsewhereKeepsItsSampler) {
+    fixture f(true);
+    auto with = [](int shared, int salt, int max_tokens, sf::scheduler &s) {
+        auto ch = std::make_shared<sf::event_channel>();
+        sf::sequence_request r;
+        r.session_id          = "s" + std::to_string(salt);
+        r.prompt              = prompt_of(shared, 5, salt);
+        r.sampling.max_tokens = max_tokens;
+        r.channel             = ch;
+        s.submit(std::move(r));
+        return ch;
+    };
+    auto finished = [](sf::event_channel &ch, run_result &r) {
+        session_event ev;
+        while (ch.pop(ev, 0ms)) {
+            if (ev.type == session_event::kind::FINISHED) {
+                r.cached = ev.cached_tokens;
+                return true;
+            }
+            r.tokens.push_back(ev.token);
+        }
+        return false;
+    };
+    auto a = with(30, 1, 4, *f.sched);     // slot 0: shares 30 with the others
+    auto x = with(100, 2, 400, *f.sched);  // slot 1: long, still generating below
+    run_result ra, rx, rb;
+    for (int i = 0; i < 1000 && !finished(*a, ra); ++i) f.sched->step();
+    auto b = with(100, 3, 4, *f.sched);  // held slot 0 gives 30, live slot 1 gives 100
+    for (int i = 0; i < 1000 && !finished(*b, rb); ++i) f.sched->step();
+    EXPECT_EQ(rb.cached, 100);
+    EXPECT_EQ(rb.tokens, scratch(prompt_of(100, 5, 3)).tokens);
+    EXPECT_EQ(f.eng.no_sampler, 0);
+    EXPECT_EQ(f.eng.bad_positions, 0);
+    EXPECT_FALSE(finished(*x, rx));  // the long one was live throughout
+    f.sched->stop();
 }

@@ -1,0 +1,155 @@
+// Prefix reuse across the scheduler's slots (tick thread): which free slot a sequence takes,
+// what a free slot's memory still holds (slot::held), and how a new sequence gets its longest
+// computed prefix before its first prefill chunk: in place from its own slot's memory, copied
+// from another slot, or loaded from the prefix cache (cache/prefix_cache.h).
+//
+// Why in place: a prompt that extends what its slot computed last (the next turn of a
+// conversation, a request sharing a system prompt with the previous one) costs no state copy.
+// Through the cache it cost two copies of the whole state (a 3,900-token prompt on the bench
+// model: 8 MB saved when the sequence ended, 8 MB loaded when the next began, plus the page
+// faults of fresh buffers), which made a cache hit's first token slower than llama-server's,
+// whose slots keep their cells.
+#include <algorithm>
+
+#include "scheduler/scheduler.h"
+
+namespace sf {
+
+namespace {
+
+// Tokens of a held memory that a sequence continuing in place may cut without keeping them.
+constexpr int32_t k_tail_slack = 64;
+
+}  // namespace
+
+// Tokens of `tokens` (at most max_len) that slot i's held memory gives in place. Attention
+// models cut the memory back to any common prefix; recurrent and hybrid ones cannot cut a
+// state back, so there the whole held sequence must be a prefix of the new one.
+int32_t scheduler::held_reuse(int i, std::span<const token_id> tokens, int32_t max_len) const {
+    const auto &held = slots_[i].held;
+    if (held.empty() || !opts_.cache) return 0;
+    const int32_t n = cache::common_prefix(held, tokens, max_len);
+    if (opts_.cache->partial()) return n;
+    return n == static_cast<int32_t>(held.size()) ? n : 0;
+}
+
+// Keeps what slot i's memory holds as a prefix cache entry, then empties the slot's memory
+// (only the memory: a sequence placed in the slot may already have its sampler).
+void scheduler::release_held(int i) {
+    auto &sl = slots_[i];
+    if (sl.held.empty()) return;
+    if (opts_.cache) opts_.cache->retain(i, sl.held);
+    engine_.seq_trim(i, 0);
+    sl.held.clear();
+}
+
+// The free slot for `next`: the one whose held memory gives it the longest prefix; else an
+// empty one; else the one freed longest ago. -1 when every slot is in use.
+int scheduler::choose_free_slot(const seq_state &next) const {
+    std::vector<token_id> tokens;
+    int32_t max_len = 0;
+    if (next.parked < 0 && opts_.cache && opts_.cache->enabled()) {
+        tokens = next.req.prompt;
+        tokens.insert(tokens.end(), next.req.resume_tokens.begin(), next.req.resume_tokens.end());
+        if (!tokens.empty())
+            max_len = std::min(static_cast<int32_t>(next.req.prompt.size()),
+                               static_cast<int32_t>(tokens.size()) - 1);
+    }
+    int best = -1, empty = -1, oldest = -1;
+    int32_t best_n = 0;
+    for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
+        const auto &sl = slots_[i];
+        if (sl.used) continue;
+        if (sl.held.empty()) {
+            if (empty < 0) empty = i;
+            continue;
+        }
+        if (oldest < 0 || sl.held_since < slots_[oldest].held_since) oldest = i;
+        if (max_len <= 0) continue;
+        const int32_t n = held_reuse(i, tokens, max_len);
+        if (n > best_n) best = i, best_n = n;
+    }
+    if (best >= 0) return best;
+    return empty >= 0 ? empty : oldest;
+}
+
+// Memories of the other running sequences and of free slots that hold some, as prefix sources
+// (attention models).
+std::vector<cache::live_source> scheduler::live_sources(int except) const {
+    std::vector<cache::live_source> out;
+    for (int j = 0; j < static_cast<int>(slots_.size()); ++j) {
+        const auto &o = slots_[j].seq;
+        if (j == except) continue;
+        if (!slots_[j].used) {
+            if (!slots_[j].held.empty()) out.push_back({j, slots_[j].held});
+            continue;
+        }
+        if (!o.attached || o.n_past <= 0) continue;
+        out.push_back({j, std::span(o.tokens).first(static_cast<size_t>(o.n_past))});
+    }
+    return out;
+}
+
+// How much of slot i's prompt a sequence still prefilling will have computed later (a shared
+// system prompt of requests that arrived together): what waiting for it would gain.
+int32_t scheduler::reusable_soon(int i, int32_t max_len) const {
+    const auto &s = slots_[i].seq;
+    int32_t best  = 0;
+    for (int j = 0; j < static_cast<int>(slots_.size()); ++j) {
+        const auto &o = slots_[j].seq;
+        if (j == i || !slots_[j].used || !o.attached || o.generating) continue;
+        const size_t lim =
+            std::min({s.tokens.size(), o.req.prompt.size(), static_cast<size_t>(max_len)});
+        int32_t lcp = 0;
+        while (static_cast<size_t>(lcp) < lim && s.tokens[lcp] == o.tokens[lcp]) ++lcp;
+        if (!opts_.cache->partial()) {
+            // Only its snapshot points are reusable.
+            int32_t b = 0;
+            for (int32_t p : o.boundaries)
+                if (p <= lcp) b = p;
+            lcp = b;
+        }
+        if (lcp > o.n_past) best = std::max(best, lcp);
+    }
+    return best;
+}
+
+// New sequences get their longest cached prefix before their first prefill chunk. One whose
+// prompt shares more with a sequence still prefilling than the cache has now waits for it
+// (it would compute the same tokens in the same ticks), then shares its result.
+void scheduler::attach_new() {
+    if (!opts_.cache) return;
+    for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
+        auto &s = slots_[i].seq;
+        if (!slots_[i].used || s.attached) continue;
+        const int32_t max_len   = reuse_limit(s);
+        auto live               = live_sources(i);
+        const int32_t in_place  = held_reuse(i, s.tokens, max_len);
+        const int32_t elsewhere = opts_.cache->peek(s.tokens, max_len, live);
+        if (reusable_soon(i, max_len) > std::max(in_place, elsewhere)) continue;
+        int32_t n = 0;
+        // A held memory whose tail this prompt does not share (another conversation's turns)
+        // is kept in the cache before the cut: only a few tokens (the last question and answer
+        // of a shared system prompt) are let go.
+        if (in_place > 0 && in_place >= elsewhere &&
+            static_cast<int32_t>(slots_[i].held.size()) - in_place > k_tail_slack)
+            opts_.cache->retain(i, slots_[i].held);
+        if (in_place > 0 && in_place >= elsewhere &&
+            (!opts_.cache->partial() || engine_.seq_trim(i, in_place))) {
+            n = in_place;
+            slots_[i].held.clear();
+            opts_.cache->reused_in_place(i, s.tokens, n);
+        } else {
+            release_held(i);
+            n = opts_.cache->attach(i, s.tokens, max_len, live);
+        }
+        s.n_past   = n;
+        s.cached   = n;
+        s.attached = true;
+        s.pending.erase(s.pending.begin(), s.pending.begin() + n);
+        while (!s.boundaries.empty() && s.boundaries.front() <= n)
+            s.boundaries.erase(s.boundaries.begin());
+    }
+}
+
+}  // namespace sf
