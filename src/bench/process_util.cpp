@@ -71,6 +71,21 @@ double proc_peak_rss_mib(pid_t pid) {
     return 0;
 }
 
+double proc_cpu_seconds(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    std::getline(f, stat);
+    // After the command's closing parenthesis: field 3 (state) onwards.
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) return 0;
+    std::istringstream in(stat.substr(close + 2));
+    std::string field;
+    double ticks = 0;
+    for (int i = 3; i <= 15 && in >> field; ++i)
+        if (i >= 14) ticks += std::stod(field);
+    return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 std::vector<pid_t> engine_processes(const std::vector<pid_t> &exclude) {
     std::vector<pid_t> out;
     pid_t self = getpid();

@@ -20,6 +20,9 @@ std::vector<pid_t> proc_children(pid_t pid);
 /** Peak resident set (VmHWM) of `pid` in MiB; 0 when unreadable. */
 double proc_peak_rss_mib(pid_t pid);
 
+/** CPU time `pid` has used (user + system, /proc/PID/stat fields 14 and 15), seconds; 0. */
+double proc_cpu_seconds(pid_t pid);
+
 /** Engine processes on the machine (superfluid serve/worker, llama-server), except `exclude`. */
 std::vector<pid_t> engine_processes(const std::vector<pid_t> &exclude);
 

@@ -106,7 +106,28 @@ bool server_runner::start(std::string &error) {
         stop();
         return false;
     }
+    wait_settled(60);
     return true;
+}
+
+bool server_runner::wait_settled(double timeout_s) {
+    auto cpu = [this] {
+        double s = 0;
+        for (pid_t p : own_pids()) s += proc_cpu_seconds(p);
+        return s;
+    };
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    int quiet     = 0;
+    double before = cpu();
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        const double now = cpu();
+        quiet            = now - before < 0.025 ? quiet + 1 : 0;  // < 5 % of a core
+        before           = now;
+        if (quiet >= 5) return true;
+    }
+    return false;
 }
 
 void server_runner::stop() {
@@ -182,6 +203,7 @@ bool server_runner::kill_head(std::string &error) {
         error = spec_.name + " did not become healthy again; see " + log_path();
         return false;
     }
+    wait_settled(60);
     return true;
 }
 

@@ -63,6 +63,13 @@ class server_runner {
     bool controlled() const { return spec_.kind != server_kind::external; }
     /** Waits for GET /health 200 for at most `timeout_s`. */
     bool wait_healthy(double timeout_s);
+    /**
+     * After a start: waits until the server's processes have used under 5 % of a core for
+     * 2.5 s in a row (at most `timeout_s`), so that loading work that follows /health (our hot
+     * standby worker loads 2 s after the worker is ready; llama-server's warm-up) does not fall
+     * into the first measurements. False on timeout (measured anyway).
+     */
+    bool wait_settled(double timeout_s);
 
     const server_spec &spec() const { return spec_; }
     std::string base_url() const { return base_url_; }

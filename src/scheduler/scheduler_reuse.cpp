@@ -17,8 +17,10 @@ namespace sf {
 
 namespace {
 
-// Tokens of a held memory that a sequence continuing in place may cut without keeping them.
-constexpr int32_t k_tail_slack = 64;
+// Tokens of a held memory that a sequence continuing in place may cut without keeping them:
+// the question and answer after a shared system prompt, an edited last turn. Longer tails are
+// another conversation's turns, which its next request will want.
+constexpr int32_t k_tail_slack = 256;
 
 }  // namespace
 
@@ -43,8 +45,10 @@ void scheduler::release_held(int i) {
     sl.held.clear();
 }
 
-// The free slot for `next`: the one whose held memory gives it the longest prefix; else an
-// empty one; else the one freed longest ago. -1 when every slot is in use.
+// The free slot for `next`: the one whose held memory gives it the longest prefix, unless that
+// would cut more than k_tail_slack tokens of it and an empty slot is free (the newcomer then
+// copies the prefix from it and the memory stays for its own conversation); else an empty
+// one; else the one freed longest ago. -1 when every slot is in use.
 int scheduler::choose_free_slot(const seq_state &next) const {
     std::vector<token_id> tokens;
     int32_t max_len = 0;
@@ -69,7 +73,9 @@ int scheduler::choose_free_slot(const seq_state &next) const {
         const int32_t n = held_reuse(i, tokens, max_len);
         if (n > best_n) best = i, best_n = n;
     }
-    if (best >= 0) return best;
+    if (best >= 0 &&
+        (empty < 0 || static_cast<int32_t>(slots_[best].held.size()) - best_n <= k_tail_slack))
+        return best;
     return empty >= 0 ? empty : oldest;
 }
 
@@ -129,8 +135,7 @@ void scheduler::attach_new() {
         if (reusable_soon(i, max_len) > std::max(in_place, elsewhere)) continue;
         int32_t n = 0;
         // A held memory whose tail this prompt does not share (another conversation's turns)
-        // is kept in the cache before the cut: only a few tokens (the last question and answer
-        // of a shared system prompt) are let go.
+        // is kept in the cache before the cut: only a short tail (k_tail_slack) is let go.
         if (in_place > 0 && in_place >= elsewhere &&
             static_cast<int32_t>(slots_[i].held.size()) - in_place > k_tail_slack)
             opts_.cache->retain(i, slots_[i].held);

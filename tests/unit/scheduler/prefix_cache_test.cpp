@@ -313,3 +313,26 @@ TEST(PrefixCache, ASequenceThatFindsALongerPrefixElsewhereKeepsItsSampler) {
     EXPECT_FALSE(finished(*x, rx));  // the long one was live throughout
     f.sched->stop();
 }
+
+// Two conversations on one system prompt: the second one's first turn does not cut the first
+// one's long history out of its slot (it copies the shared part into an empty slot), so the
+// first conversation's next turn still continues in place.
+TEST(PrefixCache, AnotherConversationCopiesTheSharedPartAndLeavesALongHistoryInPlace) {
+    fixture f(true);
+    f.sched->start();
+    auto x1 = prompt_of(50, 300, 1);  // system prompt + a long first conversation
+    auto a  = f.run(x1);
+    auto y  = f.run(prompt_of(50, 5, 2));
+    EXPECT_EQ(y.cached, 50);
+    EXPECT_EQ(f.eng.shares, 1);  // copied from the held memory, not cut in place
+    auto x2 = x1;
+    x2.insert(x2.end(), a.tokens.begin(), a.tokens.end());
+    x2.insert(x2.end(), {7, 8, 9});
+    auto b = f.run(x2);
+    EXPECT_EQ(b.cached, static_cast<int32_t>(x1.size() + a.tokens.size() - 1));
+    EXPECT_EQ(b.tokens, scratch(x2).tokens);
+    EXPECT_EQ(f.eng.loads, 0);
+    EXPECT_EQ(f.eng.shares, 1);
+    EXPECT_EQ(f.eng.bad_positions, 0);
+    f.sched->stop();
+}
