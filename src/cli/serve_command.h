@@ -14,7 +14,7 @@ struct serve_options {
     int port                = 8453;
     int ctx_size            = 8192;  // tokens per sequence
     int parallel            = 0;     // concurrent sequences; 0: from KV memory (kv_config.h)
-    int max_seqs            = 64;    // most sequences when `parallel` is 0
+    int max_seqs            = 128;   // most sequences when `parallel` is 0
     int64_t kv_memory_mib   = 0;     // KV memory for them, MiB; 0: a quarter of MemAvailable
     int batch_size          = 512;   // tokens per tick
     int prefill_chunk       = 512;   // prompt tokens per sequence per tick

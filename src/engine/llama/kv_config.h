@@ -38,7 +38,7 @@ int64_t kv_bytes_per_token(const llama_model *model, const llama_engine_options 
  * stream of ctx_size tokens (llama_engine.cpp says why streams, not one pool), so the count is
  * what `kv_memory` bytes of streams hold, at most `max_seqs`. `kv_memory` 0 (auto): a quarter
  * of MemAvailable, never less than the 8 sequences that were the fixed default before (a
- * 24 GiB machine: 64 sequences of 8,192 tokens of the 42 M-parameter bench model, 1 GiB; 8 of
+ * 24 GiB machine: 128 sequences of 8,192 tokens of the 42 M-parameter bench model, 2 GiB; 8 of
  * Qwen3-0.6B's, 7.3 GiB). Recurrent and hybrid models keep 8: their state is per sequence and
  * is not counted per token. `why` tells how the figure came about, for the log.
  */

@@ -20,7 +20,7 @@ struct llama_engine_options {
     // Concurrent sequences, each a KV stream of ctx_size cells; 0: auto_sequences (kv_config.h)
     // from kv_memory and max_seqs.
     int32_t parallel   = 0;
-    int32_t max_seqs   = 64;   // most sequences auto picks (vLLM's max_num_seqs)
+    int32_t max_seqs   = 128;  // most sequences auto picks (vLLM's max_num_seqs)
     int64_t kv_memory  = 0;    // bytes of KV streams auto may use; 0: a quarter of MemAvailable
     int32_t batch_size = 512;  // prompt tokens per decode (tick budget; decode steps ride on top)
     int32_t threads    = 0;    // 0: number of CPUs
