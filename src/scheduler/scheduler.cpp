@@ -119,9 +119,6 @@ void scheduler::update_counts_locked() {
     stats_.kv_used = kv;
 }
 
-// Fewest prompt tokens after the last message end worth a snapshot at the prompt's end (place).
-constexpr int32_t k_snapshot_gap = 128;
-
 // Puts a waiting sequence (new or parked) into a free slot.
 void scheduler::place(int i, seq_state &&s) {
     auto &sl         = slots_[i];
@@ -148,16 +145,11 @@ void scheduler::place(int i, seq_state &&s) {
     if (!sl.held.empty() && held_reuse(i, q.tokens, reuse_limit(q)) == 0) release_held(i);
     if (!q.attached && !opts_.cache->partial()) {
         // Snapshot points: message ends, and the prompt but its last token (an identical
-        // prompt then reuses all it can: the last token is decoded for its logits anyway),
-        // unless the last message end is close before it: a new question after a cached
-        // system prompt then costs one save and one decode fewer, and an identical prompt
-        // prefills those few tokens again.
+        // prompt then reuses all it can: the last token is decoded for its logits anyway).
         const auto n_prompt = static_cast<int32_t>(q.req.prompt.size());
-        int32_t last        = 0;
         for (int32_t b : q.req.boundaries)
-            if (b > 0 && b < n_prompt - 1) q.boundaries.push_back(b), last = b;
-        if (n_prompt > 1 && n_prompt - 1 - last > k_snapshot_gap)
-            q.boundaries.push_back(n_prompt - 1);
+            if (b > 0 && b < n_prompt - 1) q.boundaries.push_back(b);
+        if (n_prompt > 1) q.boundaries.push_back(n_prompt - 1);
     }
     q.text.emplace(q.req.stops);
     // A resumed session: rebuild the text state from the tokens already delivered.
