@@ -104,10 +104,8 @@ int32_t scheduler::reusable_soon(int i, int32_t max_len) const {
     for (int j = 0; j < static_cast<int>(slots_.size()); ++j) {
         const auto &o = slots_[j].seq;
         if (j == i || !slots_[j].used || !o.attached || o.generating) continue;
-        const size_t lim =
-            std::min({s.tokens.size(), o.req.prompt.size(), static_cast<size_t>(max_len)});
-        int32_t lcp = 0;
-        while (static_cast<size_t>(lcp) < lim && s.tokens[lcp] == o.tokens[lcp]) ++lcp;
+        int32_t lcp = cache::common_prefix(
+            s.tokens, o.tokens, std::min(max_len, static_cast<int32_t>(o.req.prompt.size())));
         if (!opts_.cache->partial()) {
             // Only its snapshot points are reusable.
             int32_t b = 0;
