@@ -21,18 +21,22 @@ static json usage(const openai_meta &m) {
             {"prompt_tokens_details", {{"cached_tokens", m.cached_tokens}}}};
 }
 
+// llama-server's "timings" extras, only the speculation counts (when the session drafted).
+static void add_timings(json &j, const openai_meta &m) {
+    if (m.draft_tokens <= 0) return;
+    j["timings"] = {{"draft_n", m.draft_tokens}, {"draft_n_accepted", m.draft_accepted}};
+}
+
 std::string openai_completion_response(const openai_meta &m, const std::string &text,
                                        finish_reason reason) {
     json choice = {{"index", 0},
                    {"text", text},
                    {"logprobs", nullptr},
                    {"finish_reason", openai_finish_reason(reason)}};
-    return dump({{"id", m.id},
-                 {"object", "text_completion"},
-                 {"created", m.created},
-                 {"model", m.model},
-                 {"choices", json::array({choice})},
-                 {"usage", usage(m)}});
+    json j      = {{"id", m.id},       {"object", "text_completion"},      {"created", m.created},
+                   {"model", m.model}, {"choices", json::array({choice})}, {"usage", usage(m)}};
+    add_timings(j, m);
+    return dump(j);
 }
 
 std::string openai_chat_chunk(const openai_meta &m, const std::string *text, bool role_chunk,
@@ -44,6 +48,7 @@ std::string openai_chat_chunk(const openai_meta &m, const std::string *text, boo
     if (usage_only) {
         j["choices"] = json::array();
         j["usage"]   = usage(m);
+        add_timings(j, m);
         return dump(j);
     }
     json delta = json::object();
@@ -55,6 +60,7 @@ std::string openai_chat_chunk(const openai_meta &m, const std::string *text, boo
     json choice             = {{"index", 0}, {"delta", delta}, {"logprobs", nullptr}};
     choice["finish_reason"] = reason ? json(openai_finish_reason(*reason)) : json(nullptr);
     j["choices"]            = json::array({choice});
+    if (reason) add_timings(j, m);  // the last chunk, as llama-server sends them
     return dump(j);
 }
 
@@ -79,12 +85,10 @@ std::string openai_chat_message_response(const openai_meta &m, const parsed_mess
     }
     json choice = {
         {"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", finish}};
-    return dump({{"id", m.id},
-                 {"object", "chat.completion"},
-                 {"created", m.created},
-                 {"model", m.model},
-                 {"choices", json::array({choice})},
-                 {"usage", usage(m)}});
+    json j = {{"id", m.id},       {"object", "chat.completion"},      {"created", m.created},
+              {"model", m.model}, {"choices", json::array({choice})}, {"usage", usage(m)}};
+    add_timings(j, m);
+    return dump(j);
 }
 
 static std::string chat_chunk(const openai_meta &m, json delta, json finish) {
@@ -92,11 +96,13 @@ static std::string chat_chunk(const openai_meta &m, json delta, json finish) {
                    {"delta", std::move(delta)},
                    {"logprobs", nullptr},
                    {"finish_reason", finish}};
-    return dump({{"id", m.id},
-                 {"object", "chat.completion.chunk"},
-                 {"created", m.created},
-                 {"model", m.model},
-                 {"choices", json::array({choice})}});
+    json j      = {{"id", m.id},
+                   {"object", "chat.completion.chunk"},
+                   {"created", m.created},
+                   {"model", m.model},
+                   {"choices", json::array({choice})}};
+    if (!finish.is_null()) add_timings(j, m);  // the last chunk, as llama-server sends them
+    return dump(j);
 }
 
 std::string openai_chat_delta_chunk(const openai_meta &m, const chat_delta &d) {
@@ -134,11 +140,13 @@ std::string openai_completion_chunk(const openai_meta &m, const std::string *tex
     if (usage_only) {
         j["choices"] = json::array();
         j["usage"]   = usage(m);
+        add_timings(j, m);
         return dump(j);
     }
     json choice             = {{"index", 0}, {"text", text ? *text : ""}, {"logprobs", nullptr}};
     choice["finish_reason"] = reason ? json(openai_finish_reason(*reason)) : json(nullptr);
     j["choices"]            = json::array({choice});
+    if (reason) add_timings(j, m);  // the last chunk, as llama-server sends them
     return dump(j);
 }
 

@@ -19,6 +19,10 @@ struct openai_meta {
     int32_t prompt_tokens     = 0;
     int32_t completion_tokens = 0;
     int32_t cached_tokens     = 0;
+    // Speculative decoding, when the session drafted: top-level "timings": {draft_n,
+    // draft_n_accepted}, llama-server's names for the same counts.
+    int32_t draft_tokens   = 0;
+    int32_t draft_accepted = 0;
 };
 
 /** "stop" | "length" for a finish reason (cancel/error map to "stop"; errors are sent apart). */

@@ -52,6 +52,18 @@ std::vector<server_spec> server_specs(const bench_options &o) {
                      o.threads});
     const std::string standby = superfluid_standby(o);
     if (!standby.empty()) specs.back().args = {"--standby", standby};
+    std::vector<std::string> peer_spec;  // the same speculation on both servers
+    if (o.spec_type != "none") {
+        const std::string n = std::to_string(o.spec_draft_max);
+        auto &a             = specs.back().args;
+        a.insert(a.end(), {"--spec-type", o.spec_type, "--spec-draft-max", n});
+        peer_spec = {"--spec-type", o.spec_type == "draft" ? "draft-simple" : "ngram-simple",
+                     "--spec-draft-n-max", n};
+        if (!o.model_draft.empty()) {
+            a.insert(a.end(), {"--model-draft", o.model_draft});
+            peer_spec.insert(peer_spec.end(), {"-md", o.model_draft});
+        }
+    }
     if (!o.against.empty())  // the only peer so far: llama-server
         specs.push_back({server_kind::llama_server, "llama-server", o.llama_server_bin, o.model, "",
                          ctx,
@@ -59,6 +71,7 @@ std::vector<server_spec> server_specs(const bench_options &o) {
                          : o.peer_parallel > 0 ? o.peer_parallel
                                                : par,
                          o.threads});
+    if (!o.against.empty()) specs.back().peer_args = peer_spec;
     return specs;
 }
 

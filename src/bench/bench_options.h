@@ -46,6 +46,11 @@ struct bench_options {
     int stream_tokens     = 256;
     // Superfluid's hot standby worker (serve --standby auto|on|off); empty: serve's default.
     std::string standby;
+    // Speculative decoding on both servers (issue #21): none | ngram | draft (llama-server:
+    // --spec-type ngram-simple | draft-simple), the draft model (-md) and draft tokens per step.
+    std::string spec_type = "none";
+    std::string model_draft;
+    int spec_draft_max = 8;
     // prefix
     int prefix_requests    = 32;
     int prefix_tokens      = 4000;

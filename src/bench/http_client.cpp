@@ -114,6 +114,12 @@ void sse_reader::line(const std::string &l, double t) {
     // llama-server's own report: cache_n prompt tokens reused, prompt_n recomputed.
     if (j.contains("timings") && j["timings"].is_object()) {
         const json &tm = j["timings"];
+        // Speculative decoding: llama-server sends these in every chunk's timings, Superfluid
+        // in the last; the last value is the request's count.
+        if (tm.contains("draft_n") && tm["draft_n"].is_number_integer())
+            out_.draft_n = tm["draft_n"].get<int>();
+        if (tm.contains("draft_n_accepted") && tm["draft_n_accepted"].is_number_integer())
+            out_.draft_n_accepted = tm["draft_n_accepted"].get<int>();
         if (tm.contains("cache_n")) {
             int cache_n = tm["cache_n"].get<int>();
             if (out_.cached_tokens <= 0) out_.cached_tokens = cache_n;

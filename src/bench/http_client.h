@@ -34,8 +34,10 @@ struct stream_result {
     std::string tool_name;       // the first tool call's function name (delta.tool_calls[0])
     std::string tool_call_id;    // its id, as the server named it
     std::string tool_arguments;  // its arguments, the streamed pieces concatenated
-    int tool_calls = 0;          // distinct tool calls seen (by index)
-    std::string session;         // the X-Superfluid-Session response header ("" elsewhere)
+    int tool_calls       = 0;    // distinct tool calls seen (by index)
+    int draft_n          = 0;  // speculative draft tokens verified (timings.draft_n, both servers)
+    int draft_n_accepted = 0;  // of which kept (timings.draft_n_accepted)
+    std::string session;       // the X-Superfluid-Session response header ("" elsewhere)
 
     /** Completion tokens: the usage figure, else the chunk count. */
     int tokens() const {

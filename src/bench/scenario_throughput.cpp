@@ -42,10 +42,12 @@ scenario_result run_throughput(scenario_context &ctx) {
         double wall = now_s() - t0;
         std::vector<stream_result> res;
         for (auto &mine : per_client) res.insert(res.end(), mine.begin(), mine.end());
-        long tokens = 0;
+        long tokens = 0, drafted = 0, accepted = 0;
         std::vector<double> ttft, itl;
         for (const auto &s : res) {
             if (!s.ok) ++errors;
+            drafted += s.draft_n;
+            accepted += s.draft_n_accepted;
             tokens += std::max(0, s.tokens());
             if (s.ttft_s >= 0) ttft.push_back(s.ttft_s);
             for (size_t k = 1; k < s.token_times.size(); ++k)
@@ -59,6 +61,10 @@ scenario_result run_throughput(scenario_context &ctx) {
         f["ttft_p95_s" + sfx]   = num(percentile(ttft, 95));
         f["itl_p50_s" + sfx]    = num(percentile(itl, 50));
         f["itl_p95_s" + sfx]    = num(percentile(itl, 95));
+        if (drafted > 0) {  // speculative decoding (bench --spec-type): the servers' own counts
+            f["draft_tokens" + sfx]     = drafted;
+            f["draft_acceptance" + sfx] = num(static_cast<double>(accepted) / drafted);
+        }
         all_ttft.insert(all_ttft.end(), ttft.begin(), ttft.end());
         all_itl.insert(all_itl.end(), itl.begin(), itl.end());
         r.samples["ttft_s" + sfx] = ttft;

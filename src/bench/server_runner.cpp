@@ -64,6 +64,7 @@ std::vector<std::string> server_runner::argv() const {
             a.insert(a.end(), {"-c", std::to_string(spec_.ctx_size * spec_.parallel)});
         if (spec_.parallel > 0) a.insert(a.end(), {"-np", std::to_string(spec_.parallel)});
         if (spec_.threads > 0) a.insert(a.end(), {"-t", std::to_string(spec_.threads)});
+        a.insert(a.end(), spec_.peer_args.begin(), spec_.peer_args.end());
     }
     return a;
 }

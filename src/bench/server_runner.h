@@ -27,7 +27,8 @@ struct server_spec {
     int ctx_size = 8192;  // per sequence
     int parallel = 8;
     int threads  = 0;
-    std::vector<std::string> args;  // more `superfluid serve` flags (bench --standby)
+    std::vector<std::string> args;  // more `superfluid serve` flags (bench --standby, --spec-*)
+    std::vector<std::string> peer_args;  // more llama-server flags (bench --spec-*)
 };
 
 /** A server the scenarios talk to; never two engines at once (the bench runs them in turn). */

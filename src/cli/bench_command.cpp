@@ -62,6 +62,15 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
     cmd.add_option("--standby", o.standby,
                    "Superfluid's hot standby worker: auto, on or off (default: serve's, auto)")
         ->check(CLI::IsMember({"auto", "on", "off"}));
+    cmd.add_option("--spec-type", o.spec_type,
+                   "Speculative decoding on both servers: none, ngram (llama-server: "
+                   "ngram-simple) or draft (draft-simple; needs --model-draft)")
+        ->check(CLI::IsMember({"none", "ngram", "draft"}))
+        ->capture_default_str();
+    cmd.add_option("--model-draft", o.model_draft, "The draft model (.gguf) of --spec-type draft");
+    cmd.add_option("--spec-draft-max", o.spec_draft_max,
+                   "Most draft tokens per sequence and step, both servers")
+        ->capture_default_str();
     cmd.add_option("--prefix-requests", o.prefix_requests, "prefix: requests per variant")
         ->capture_default_str();
     cmd.add_option("--prefix-tokens", o.prefix_tokens, "prefix: shared system prompt tokens")

@@ -161,10 +161,14 @@ int main(int argc, char **argv) {
         ->check(CLI::IsMember({"auto", "on", "off"}));
     serve
         ->add_option("--spec-type", so.spec_type,
-                     "Speculative decoding: none, or ngram (drafts from n-gram lookup in each "
-                     "request's own prompt and output; streams stay byte-identical)")
+                     "Speculative decoding: none, ngram (drafts from n-gram lookup in each "
+                     "request's own prompt and output) or draft (a draft model, --model-draft); "
+                     "streams stay byte-identical")
         ->capture_default_str()
-        ->check(CLI::IsMember({"none", "ngram"}));
+        ->check(CLI::IsMember({"none", "ngram", "draft"}));
+    serve->add_option("--model-draft", so.model_draft,
+                      "Draft model for speculative decoding (a .gguf path or org/repo:QUANT) "
+                      "with the model's tokenizer; implies --spec-type draft");
     serve
         ->add_option("--spec-draft-max", so.spec_draft_max,
                      "Most draft tokens per sequence per tick")
@@ -288,8 +292,9 @@ int main(int argc, char **argv) {
     worker->add_option("--cache-type-v", wo.engine.cache_type_v, "KV cache type of V");
     worker->add_option("--flash-attn", wo.engine.flash_attn, "Flash attention: auto, on, off");
     std::string worker_spec_type = "none";
-    worker->add_option("--spec-type", worker_spec_type, "Speculative decoding: none, ngram")
-        ->check(CLI::IsMember({"none", "ngram"}));
+    worker->add_option("--spec-type", worker_spec_type, "Speculative decoding: none, ngram, draft")
+        ->check(CLI::IsMember({"none", "ngram", "draft"}));
+    worker->add_option("--model-draft", wo.engine.spec.draft_model, "Draft model (.gguf path)");
     worker
         ->add_option("--spec-draft-max", wo.engine.spec.draft_max,
                      "Most draft tokens per sequence per tick")
@@ -306,6 +311,11 @@ int main(int argc, char **argv) {
         sf::parse_size_mib(cache_ram, so.cache_ram);
         sf::parse_size_mib(cache_disk, so.cache_disk);
         so.journal = journal_mode == "on";
+        if (!so.model_draft.empty() && so.spec_type == "none") so.spec_type = "draft";
+        if (so.spec_type == "draft" && so.model_draft.empty()) {
+            fprintf(stderr, "--spec-type draft needs --model-draft FILE\n");
+            return 2;
+        }
         if (!so.local_worker && !so.cluster) {
             fprintf(stderr, "--no-local-worker needs --cluster (a head that routes to guests)\n");
             return 2;
@@ -318,6 +328,8 @@ int main(int argc, char **argv) {
             return 2;
         }
         sf::parse_spec_type(worker_spec_type, wo.engine.spec.type);
+        if (!wo.engine.spec.draft_model.empty() && wo.engine.spec.type == sf::spec_type::NONE)
+            wo.engine.spec.type = sf::spec_type::DRAFT;
         wo.engine.kv_memory = worker_kv_mib << 20;
         return sf::run_worker(wo);
     }

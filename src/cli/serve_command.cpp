@@ -14,6 +14,7 @@
 #include "mkmodel.h"
 #include "placement/local_worker.h"
 #include "placement/node_pool.h"
+#include "placement/worker_process.h"
 #include "session/session_manager.h"
 #include "util/log.h"
 #include "util/paths.h"
@@ -118,6 +119,7 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
     if (opts.spec_type != "none")
         argv.insert(argv.end(), {"--spec-type", opts.spec_type, "--spec-draft-max",
                                  std::to_string(opts.spec_draft_max)});
+    if (!opts.model_draft.empty()) argv.insert(argv.end(), {"--model-draft", opts.model_draft});
     if (!opts.scripted_output.empty())
         argv.insert(argv.end(), {"--scripted-output", opts.scripted_output});
     return argv;
@@ -144,6 +146,11 @@ int run_serve(const serve_options &in) {
     resolved_model resolved;
     if (!resolve_model_arg(opts.model, opts.state_dir, resolved)) return 1;
     const std::string model = resolved.path;
+    if (!opts.model_draft.empty()) {  // --model-draft: a path or a hub model, as the model
+        resolved_model draft;
+        if (!resolve_model_arg(opts.model_draft, opts.state_dir, draft)) return 1;
+        opts.model_draft = draft.path;
+    }
 
     // Block the stop signals in every thread; one thread waits for them.
     sigset_t stop_set;
@@ -234,7 +241,7 @@ int run_serve(const serve_options &in) {
     waiter.join();
     head.stop();  // no node joins while the pool stops
     sessions.stop();
-    return ok ? 0 : 1;
+    return ok && !worker_process::config_failed() ? 0 : 1;
 }
 
 }  // namespace sf

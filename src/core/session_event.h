@@ -31,6 +31,10 @@ struct session_event {
     int32_t completion_tokens = 0;
     // FINISHED, and TOKEN index 0: prompt tokens reused from the prefix cache.
     int32_t cached_tokens = 0;
+    // FINISHED: speculative draft tokens verified for the session and how many were kept
+    // (llama-server's timings.draft_n / draft_n_accepted). Counted since its last placement.
+    int32_t draft_tokens   = 0;
+    int32_t draft_accepted = 0;
 };
 
 }  // namespace sf

@@ -13,6 +13,13 @@
 
 namespace sf {
 
+/**
+ * The worker's exit status when its engine refuses the options it was started with (a model
+ * or draft model it cannot load, a draft with another tokenizer, a context it cannot create):
+ * sysexits' EX_CONFIG. Starting it again would fail the same way, so the head stops instead.
+ */
+inline constexpr int k_worker_exit_config = 78;
+
 /** One priority class's share of a worker (index 0 interactive, 1 normal, 2 batch). */
 struct class_report {
     std::string name;  // interactive | normal | batch

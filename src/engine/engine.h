@@ -37,6 +37,14 @@ struct batch_item {
     int32_t n_logits = 1;
 };
 
+/** One sequence's share of engine_i::draft_many (units: tokens). */
+struct draft_request {
+    int seq = 0;                       // the sequence id
+    std::span<const token_id> tokens;  // its prompt and generated tokens; the last is decoded next
+    int32_t n_max = 0;                 // most draft tokens wanted
+    std::vector<token_id> out;         // filled: the draft (empty: none)
+};
+
 /**
  * Abstract engine. Tokenizer and template calls are const and thread-safe; sequence, decode
  * and sample calls belong to the scheduler's tick thread only. Failures are return values.
@@ -94,11 +102,18 @@ class engine_i {
     /**
      * Proposes up to n_max tokens to follow `tokens` (sequence `seq`'s prompt and generated
      * tokens; the last is the token decoded next) into `out`, cleared first; empty: no draft.
-     * Tick thread; adds no decode pass.
+     * Tick thread; n-gram drafts add no decode pass, a draft model's add its own (draft_many).
      */
     virtual void draft(int /*seq*/, std::span<const token_id> /*tokens*/, int32_t /*n_max*/,
                        std::vector<token_id> &out) {
         out.clear();
+    }
+    /**
+     * Drafts for all of a tick's drafting sequences at once (a draft model decodes them in one
+     * batch per draft position). Tick thread. The default calls draft() for each.
+     */
+    virtual void draft_many(std::span<draft_request> reqs) {
+        for (auto &r : reqs) draft(r.seq, r.tokens, r.n_max, r.out);
     }
     /**
      * Samples (and records) token number `index` of `seq` from the logits of row `offset` of

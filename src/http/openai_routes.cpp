@@ -96,6 +96,8 @@ bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSin
 
     st.meta.completion_tokens = fin->completion_tokens;
     st.meta.cached_tokens     = fin->cached_tokens;  // known once the worker placed it
+    st.meta.draft_tokens      = fin->draft_tokens;
+    st.meta.draft_accepted    = fin->draft_accepted;
     if (fin->reason == finish_reason::ERROR) {
         // Headers are gone: report in-band, then end the stream cleanly (never hang).
         api_error e{500, "server_error", fin->error.empty() ? "generation failed" : fin->error, "",
@@ -173,6 +175,8 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     }
     meta.completion_tokens = fin.completion_tokens;
     meta.cached_tokens     = fin.cached_tokens;  // known once the worker placed it
+    meta.draft_tokens      = fin.draft_tokens;
+    meta.draft_accepted    = fin.draft_accepted;
     if (!chat) {
         res.set_content(openai_completion_response(meta, text, fin.reason), "application/json");
         return;

@@ -10,6 +10,7 @@
 
 #include <chrono>
 
+#include "core/worker_report.h"
 #include "util/log.h"
 #include "util/proc_memory.h"
 
@@ -22,6 +23,8 @@ using clock_type = std::chrono::steady_clock;
 // A new standby waits this long after a promotion (or the first start) so that its model load
 // does not compete with the streams that are resuming on the promoted worker.
 constexpr auto kStandbyDelay = std::chrono::seconds(2);
+
+std::atomic<bool> g_config_failed{false};
 
 bool exited(pid_t pid, int &status) {
     return pid > 0 && waitpid(pid, &status, WNOHANG) == pid;
@@ -40,6 +43,10 @@ void close_fd(int &fd) {
 }
 
 }  // namespace
+
+bool worker_process::config_failed() {
+    return g_config_failed.load();
+}
 
 bool parse_standby_mode(const std::string &s, standby_mode &out) {
     if (s == "off")
@@ -194,6 +201,14 @@ void worker_process::supervise() {
             pid_.store(-1);
             if (now - started_at > std::chrono::seconds(30))
                 backoff = std::chrono::milliseconds(100);
+            if (WIFEXITED(status) && WEXITSTATUS(status) == k_worker_exit_config) {
+                SF_LOG_ERROR("head",
+                             "the worker cannot run with these options (its error is above): "
+                             "stopping");
+                g_config_failed.store(true);
+                kill(getpid(), SIGTERM);
+                break;
+            }
             // Only a loaded standby is promoted: one still loading would not listen (nor answer
             // Health) until it has, and the watchdog would take it for hung; it stays the
             // standby for the next failure while a new worker starts as without one.

@@ -41,6 +41,13 @@ class worker_process {
                             std::function<bool()> ready = {});
     ~worker_process();
 
+    /**
+     * True once a worker exited with k_worker_exit_config (its engine refused the options):
+     * the supervisor then restarts nothing and sends this process SIGTERM, so `serve` stops
+     * and exits 1 (or `join`, on a guest) with the worker's error as the last word in the log.
+     */
+    static bool config_failed();
+
     /** Spawns the worker and the supervising thread. Returns false if fork/exec fails. */
     bool start();
     /** SIGTERM to the worker and the standby, wait up to 5 s, then SIGKILL; no restart. */

@@ -185,6 +185,8 @@ void to_proto(const session_event &ev, const std::string &session_id, uint64_t e
     f->set_prompt_tokens(ev.prompt_tokens);
     f->set_completion_tokens(ev.completion_tokens);
     f->set_cached_tokens(ev.cached_tokens);
+    f->set_draft_tokens(ev.draft_tokens);
+    f->set_draft_accepted(ev.draft_accepted);
     f->set_error(ev.error);
     f->set_stop_string(ev.stop_string);
 }
@@ -209,6 +211,8 @@ session_event from_proto(const pb::Finished &f) {
     ev.prompt_tokens     = f.prompt_tokens();
     ev.completion_tokens = f.completion_tokens();
     ev.cached_tokens     = f.cached_tokens();
+    ev.draft_tokens      = f.draft_tokens();
+    ev.draft_accepted    = f.draft_accepted();
     return ev;
 }
 

@@ -312,6 +312,8 @@ void scheduler::finish(int slot, finish_reason reason, std::string error) {
     ev.prompt_tokens     = static_cast<int32_t>(s.req.prompt.size());
     ev.completion_tokens = static_cast<int32_t>(s.n_generated);
     ev.cached_tokens     = s.cached;
+    ev.draft_tokens      = s.drafted;
+    ev.draft_accepted    = s.accepted;
     s.req.channel->push(std::move(ev));
     // Verified draft cells past the tokens handed out so far are not part of the sequence.
     if (s.cells_ahead) engine_.seq_trim(slot, s.n_past);

@@ -129,6 +129,8 @@ class scheduler {
         std::vector<token_id> tokens;
         bool attached  = false;           // the prefix cache was consulted: prefill may start
         int32_t cached = 0;               // prompt tokens reused from the cache
+        int32_t drafted  = 0;             // speculative draft tokens verified for it
+        int32_t accepted = 0;             // of which it sampled itself (kept)
         std::vector<int32_t> boundaries;  // snapshot points still ahead (snapshot mode)
         decayed_count service;            // attained service (tokens computed, decayed)
         int64_t served_in_slot = 0;       // tokens computed since it last entered a slot

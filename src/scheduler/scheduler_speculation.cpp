@@ -6,7 +6,8 @@
 
 namespace sf {
 
-// N-gram drafts cost no decode pass, only verification rows in this tick's batch. When an
+// N-gram drafts cost no decode pass, only verification rows in this tick's batch; a draft
+// model's decodes run before the tick's, for all drafting sequences at once. When an
 // interactive sequence is in the tick, only interactive sequences draft: the rows of other
 // classes' drafts (each with its output layer) would lengthen the interactive token's tick.
 // A draft never runs past the request's max_tokens or the context (the tokens a draft can
@@ -19,10 +20,11 @@ std::vector<int32_t> scheduler::add_drafts(const std::vector<plan_entry> &plan,
     bool interactive = false;
     for (const auto &e : plan)
         interactive |= slots_[e.slot].seq.req.cls == priority_class::INTERACTIVE;
-    std::vector<token_id> d;
+    std::vector<draft_request> reqs;
+    std::vector<size_t> at;  // the item of each request
     for (size_t i = 0; i < items.size(); ++i) {
-        const auto &s = slots_[plan[i].slot].seq;
-        auto &it      = items[i];
+        const auto &s  = slots_[plan[i].slot].seq;
+        const auto &it = items[i];
         if (!s.generating || !it.want_logits || it.tokens.size() != 1) continue;
         if (!s.req.sampling.speculative) continue;  // the request opted out
         if (interactive && s.req.cls != priority_class::INTERACTIVE) continue;
@@ -30,11 +32,19 @@ std::vector<int32_t> scheduler::add_drafts(const std::vector<plan_entry> &plan,
             {dmax, static_cast<int64_t>(s.req.sampling.max_tokens) - s.n_generated - 1,
              static_cast<int64_t>(engine_.n_ctx_seq()) - s.n_past - 2});
         if (room <= 0) continue;
-        engine_.draft(plan[i].slot, s.tokens, static_cast<int32_t>(room), d);
+        reqs.push_back({plan[i].slot, s.tokens, static_cast<int32_t>(room), {}});
+        at.push_back(i);
+    }
+    if (reqs.empty()) return n;
+    engine_.draft_many(reqs);
+    for (size_t r = 0; r < reqs.size(); ++r) {
+        auto &d = reqs[r].out;
         if (d.empty()) continue;
+        if (static_cast<int32_t>(d.size()) > reqs[r].n_max) d.resize(size_t(reqs[r].n_max));
+        auto &it = items[at[r]];
         it.tokens.insert(it.tokens.end(), d.begin(), d.end());
         it.n_logits = static_cast<int32_t>(1 + d.size());
-        n[i]        = static_cast<int32_t>(d.size());
+        n[at[r]]    = static_cast<int32_t>(d.size());
     }
     return n;
 }
@@ -60,6 +70,8 @@ void scheduler::verify(int slot, int item, const batch_item &it, int32_t n_draft
         stats_.spec_drafted += n_draft;
         stats_.spec_accepted += accepted;
     }
+    s.drafted += n_draft;
+    s.accepted += accepted;
     if (!engine_.seq_trim(slot, base + accepted)) {
         finish(slot, finish_reason::ERROR, "the engine could not drop a rejected draft");
         return;

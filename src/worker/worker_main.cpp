@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/worker_report.h"
 #include "engine/scripted/scripted_engine.h"
 #include "scheduler/scheduler.h"
 #include "util/host_buffer.h"
@@ -146,9 +147,12 @@ int run_worker(const worker_options &opts) {
         }
     } catch (const std::exception &e) {
         SF_LOG_ERROR("worker", "%s", e.what());
-        if (server) server->Shutdown();
+        // With a deadline, as at a normal stop: the head's calls wait for a model that will
+        // never be ready, and Shutdown() alone waits for them.
+        if (server)
+            server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
         service.stop_calls();
-        return 1;
+        return k_worker_exit_config;
     }
     cache::cache_options co;
     co.ram_bytes  = opts.cache_ram;

@@ -1,4 +1,6 @@
-// Speculative decoding (issue #21): with --spec-type ngram, every stream equals the stream of
+// Speculative decoding (issue #21): with --spec-type ngram, and with a draft model
+// (--model-draft: the target itself, the upper bound of acceptance, and another model with the
+// same tokenizer), every stream equals the stream of
 // the same request without speculation, byte for byte and token for token — greedy and seeded,
 // one request at a time and 8 at once, under a json_schema grammar, and across worker kills
 // mid-stream. Token i is drawn from (seed, i, logits) by the counter-based sampler, so a
@@ -7,7 +9,10 @@
 // it) and the random-weight model's greedy loops get drafts accepted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { model, runSuperfluid, startServer, until } from '../lib/server.mjs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, model, runSuperfluid, startServer, until } from '../lib/server.mjs';
 import { sseFrames } from '../lib/sse.mjs';
 
 // No prefix cache: a prompt restored from it and one prefilled cold may sample differently at
@@ -68,12 +73,14 @@ async function stream(server, body, { onAccepted, onDelta } = {}) {
   if (onAccepted) onAccepted();
   let text = '';
   let usage = null;
+  let timings = null;
   let error = null;
   for await (const { data } of sseFrames(res)) {
     if (data === '[DONE]') continue;
     const j = JSON.parse(data);
     if (j.error) error = j.error;
     if (j.usage) usage = j.usage;
+    if (j.timings) timings = j.timings;
     const c = j.choices?.[0];
     const d = (c?.delta?.reasoning_content ?? '') + (c?.delta?.content ?? '') + (c?.text ?? '');
     if (d) {
@@ -81,7 +88,7 @@ async function stream(server, body, { onAccepted, onDelta } = {}) {
       if (onDelta) onDelta();
     }
   }
-  return { text, error, completion_tokens: usage?.completion_tokens };
+  return { text, error, completion_tokens: usage?.completion_tokens, timings };
 }
 
 // The scenario, run against one server: results by name.
@@ -114,46 +121,82 @@ function assertSame(name, got, want) {
   }
 }
 
-test('ngram speculation: streams equal the streams without it (greedy, seeded, c1, c8, json_schema, worker kill)', async () => {
+// Runs the scenario and the kill scenario against a server with speculation (`args`) and
+// compares every stream with the reference `ref`. Returns the server's metrics.
+async function checkAgainst(ref, args, name) {
+  const on = await startServer([...common, ...args]);
+  try {
+    const got = await scenario(on);
+    for (const k of ['c1', 'c8', 'schema', 'schema8', 'optout']) assertSame(`${name} ${k}`, got[k], ref[k]);
+    const m = await until(async () => {
+      const x = await on.metrics();
+      return x.spec_draft_tokens_total > 0 ? x : null;
+    }, 10000);
+    assert.ok(m, `${name}: drafts were verified (superfluid:spec_draft_tokens_total > 0)`);
+    assert.ok(m.spec_accepted_tokens_total > 0, `${name}: some drafts were accepted`);
+    assert.ok(m.spec_acceptance_rate > 0 && m.spec_acceptance_rate <= 1);
+    // Each stream's last chunk carries its own counts (llama-server's timings.draft_n).
+    const all = [...got.c1, ...got.c8, ...got.schema, ...got.schema8];
+    const drafted = all.reduce((a, r) => a + (r.timings?.draft_n ?? 0), 0);
+    assert.ok(drafted > 0, `${name}: timings.draft_n in the streams`);
+    for (const r of all) if (r.timings) assert.ok(r.timings.draft_n_accepted <= r.timings.draft_n);
+    assert.ok(drafted <= m.spec_draft_tokens_total, `${name}: the streams' counts are within the total`);
+    assert.equal(got.optout[0].timings, null, `${name}: a request that opted out drafted nothing`);
+    // The greedy requests (even indices, bodies()) on their own: a draft is kept where the
+    // target's argmax equals it.
+    const greedy = [...got.c1, ...got.c8].filter((_, i) => i % 2 === 0);
+    const g = greedy.reduce((a, r) => [a[0] + (r.timings?.draft_n ?? 0), a[1] + (r.timings?.draft_n_accepted ?? 0)], [0, 0]);
+    m.greedy_acceptance = g[0] > 0 ? g[1] / g[0] : 0;
+    console.log(
+      `speculation ${name}: drafted ${m.spec_draft_tokens_total}, accepted ${m.spec_accepted_tokens_total} ` +
+        `(rate ${m.spec_acceptance_rate.toFixed(3)}; greedy requests ${m.greedy_acceptance.toFixed(3)})`,
+    );
+
+    // A worker kill mid-stream with speculation on: resumed streams equal the references.
+    const before = (await on.metrics()).worker_starts_total;
+    const killed = await scenarioKills(on);
+    assert.equal(killed.endedAtKill, 0, `${name}: the kill came while every stream was running`);
+    assertSame(`${name} killed`, killed.killed, ref.killed);
+    const starts = await until(async () => (await on.metrics()).worker_starts_total - before >= 1, 10000);
+    assert.ok(starts, `${name}: the worker was restarted`);
+    return m;
+  } finally {
+    await on.stop();
+  }
+}
+
+test('speculation: streams equal the streams without it (ngram, draft model; greedy, seeded, c1, c8, json_schema, worker kill)', async () => {
   const off = await startServer(common);
   let ref;
   try {
     ref = await scenario(off);
     const m = await off.metrics();
     assert.equal(m.spec_draft_tokens_total, 0, 'no drafts without --spec-type');
+    assert.ok(ref.c1.every((r) => r.timings === null), 'no timings without drafts');
   } finally {
     await off.stop();
   }
+  // Greedy answers of the random-weight model repeat themselves: the drafts the n-gram lookup
+  // takes from them are what the model samples again.
+  await checkAgainst(ref, ['--spec-type', 'ngram', '--spec-draft-max', '8'], 'ngram');
+  // The target as its own draft model: greedy drafts are the target's greedy tokens, the upper
+  // bound of acceptance: every greedy draft is kept. Seeded requests keep few: the draft is
+  // greedy, and the random-weight model's sampled token is rarely its argmax.
+  const self = await checkAgainst(ref, ['--model-draft', model(), '--spec-draft-max', '4'], 'draft=self');
+  assert.equal(self.greedy_acceptance, 1, 'the target as its own draft: every greedy draft is kept');
+  // Another model with the same tokenizer (other weights): few drafts survive, the text is the same.
+  await checkAgainst(ref, ['--model-draft', model({ seed: 7 }), '--spec-draft-max', '4'], 'draft=other');
+});
 
-  const on = await startServer([...common, '--spec-type', 'ngram', '--spec-draft-max', '8']);
-  try {
-    const got = await scenario(on);
-    for (const k of ['c1', 'c8', 'schema', 'schema8', 'optout']) assertSame(k, got[k], ref[k]);
-    const m = await until(async () => {
-      const x = await on.metrics();
-      return x.spec_draft_tokens_total > 0 ? x : null;
-    }, 10000);
-    assert.ok(m, 'drafts were verified (superfluid:spec_draft_tokens_total > 0)');
-    // Greedy answers of the random-weight model repeat themselves: the drafts the n-gram
-    // lookup takes from them are what the model samples again (deterministic: the accepted
-    // count depends only on the tokens).
-    assert.ok(m.spec_accepted_tokens_total > 0, 'some drafts were accepted');
-    assert.ok(m.spec_acceptance_rate > 0 && m.spec_acceptance_rate <= 1);
-    console.log(
-      `speculation: drafted ${m.spec_draft_tokens_total}, accepted ${m.spec_accepted_tokens_total} ` +
-        `(rate ${m.spec_acceptance_rate.toFixed(3)})`,
-    );
-
-    // A worker kill mid-stream with speculation on: resumed streams equal the references.
-    const before = (await on.metrics()).worker_starts_total;
-    const killed = await scenarioKills(on);
-    assert.equal(killed.endedAtKill, 0, 'the kill came while every stream was running');
-    assertSame('killed', killed.killed, ref.killed);
-    const starts = await until(async () => (await on.metrics()).worker_starts_total - before >= 1, 10000);
-    assert.ok(starts, 'the worker was restarted');
-  } finally {
-    await on.stop();
-  }
+test('--model-draft refuses a draft model with another tokenizer, and --spec-type draft needs one', async () => {
+  const other = model({ tokenizer: 'qwen2.5' });
+  const stateDir = mkdtempSync(join(tmpdir(), 'sf-spec-'));
+  const r = await runSuperfluid(['serve', model(), '--port', String(await freePort()), '--state-dir', stateDir, '--standby', 'off', '--model-draft', other]);
+  assert.equal(r.code, 1, 'serve stops: the worker cannot start');
+  assert.match(r.stderr + r.stdout, /a draft model must have the model's tokenizer, and token 151665 is/);
+  const r2 = await runSuperfluid(['serve', model(), '--port', '1', '--spec-type', 'draft']);
+  assert.equal(r2.code, 2);
+  assert.match(r2.stderr, /--spec-type draft needs --model-draft FILE/);
 });
 
 // The kill part: eight streams; the worker is killed once every stream was accepted (one
@@ -188,5 +231,5 @@ async function scenarioKills(server) {
 test('--spec-type refuses an unknown type before the server starts', async () => {
   const r = await runSuperfluid(['serve', model(), '--port', '1', '--spec-type', 'medusa']);
   assert.notEqual(r.code, 0);
-  assert.match(r.stderr + r.stdout, /--spec-type: medusa not in \{none,ngram\}/);
+  assert.match(r.stderr + r.stdout, /--spec-type: medusa not in \{none,ngram,draft\}/);
 });

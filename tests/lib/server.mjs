@@ -19,12 +19,13 @@ const models = new Map();
 /**
  * Path of a model written by mkmodel (cached per options in this process). `eogScale`:
  * mkmodel --eog-scale (64: answers end after a few tokens, as an agent's plain turn needs).
+ * `tokenizer`: mkmodel --tokenizer (qwen2.5: another vocabulary than the default qwen3).
  */
-export function model({ preset = 'tiny', arch = 'qwen3', seed = 1, eogScale = 1 } = {}) {
-  const key = `${preset}-${arch}-${seed}` + (eogScale === 1 ? '' : `-e${eogScale}`);
+export function model({ preset = 'tiny', arch = 'qwen3', seed = 1, eogScale = 1, tokenizer = 'qwen3' } = {}) {
+  const key = `${preset}-${arch}-${seed}` + (eogScale === 1 ? '' : `-e${eogScale}`) + (tokenizer === 'qwen3' ? '' : `-${tokenizer}`);
   if (!models.has(key)) {
     const out = join(scratch, `${key}.gguf`);
-    execFileSync(MKMODEL, ['--preset', preset, '--arch', arch, '--seed', String(seed), '--eog-scale', String(eogScale), '--out', out]);
+    execFileSync(MKMODEL, ['--preset', preset, '--arch', arch, '--seed', String(seed), '--eog-scale', String(eogScale), '--tokenizer', tokenizer, '--out', out]);
     models.set(key, out);
   }
   return models.get(key);

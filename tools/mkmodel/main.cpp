@@ -1,7 +1,7 @@
 // mkmodel: writes a tiny GGUF model with random weights (see mkmodel.h).
 //
 //   mkmodel --preset tiny|bench|qwen3-0.6b [--quant q4_k_m|q8_0] [--arch qwen3|llama|lfm2]
-//           [--seed N] [--eog-scale F] --out PATH
+//           [--tokenizer qwen3|qwen2.5] [--seed N] [--eog-scale F] --out PATH
 //
 // Exit status: 0 written, 1 writing failed, 2 bad arguments.
 #include <CLI/CLI.hpp>
@@ -22,6 +22,10 @@ int main(int argc, char **argv) {
         ->check(CLI::IsMember(sf::mkmodel::quants()));
     app.add_option("--arch", opt.arch, "architecture")
         ->check(CLI::IsMember(sf::mkmodel::archs()))
+        ->capture_default_str();
+    app.add_option("--tokenizer", opt.tokenizer,
+                   "vocabulary: qwen3, or qwen2.5 (Qwen2.5's special tokens: another tokenizer)")
+        ->check(CLI::IsMember(sf::mkmodel::tokenizers()))
         ->capture_default_str();
     app.add_option("--seed", opt.seed, "weight generator seed (same seed, same file)")
         ->capture_default_str();

@@ -10,7 +10,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <memory>
+#include <span>
+#include <string>
 #include <system_error>
 
 // Embedded assets (assets.S.in, generated into the build dir by CMake).
@@ -236,9 +239,13 @@ void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, u
     gguf_add_tensor(gguf, t);
 }
 
+// Qwen2.5's added tokens are the first 19 of Qwen3's list (up to <|file_sep|>).
+constexpr size_t kQwen25Specials = 19;
+
 // Copies the tokenizer.* keys of the embedded vocabulary into `out`, renames the padding
-// ids 151646-151668 to Qwen3's special tokens and sets Qwen3's EOS and chat template.
-std::string add_tokenizer(gguf_context *out) {
+// ids 151646-151668 to Qwen3's special tokens (151646-151664 for "qwen2.5") and sets Qwen3's
+// EOS and chat template.
+std::string add_tokenizer(gguf_context *out, const std::string &tokenizer) {
     gguf_init_params params{/*no_alloc=*/true, /*ctx=*/nullptr};
     gguf_ptr vocab(gguf_init_from_buffer(sf_mkmodel_vocab, size_t(sf_mkmodel_vocab_size), params));
     if (!vocab) return "embedded vocabulary is not a valid GGUF file";
@@ -266,8 +273,9 @@ std::string add_tokenizer(gguf_context *out) {
         return "embedded vocabulary is not the qwen2 vocabulary";
     }
 
-    int32_t id = kFirstRenamed;
-    for (const char *name : kQwen3Specials) {
+    int32_t id             = kFirstRenamed;
+    const size_t n_renamed = tokenizer == "qwen2.5" ? kQwen25Specials : std::size(kQwen3Specials);
+    for (const char *name : std::span(kQwen3Specials).first(n_renamed)) {
         tokens[size_t(id)] = name;
         types[size_t(id)]  = name[1] == '|' ? kTokenTypeControl : kTokenTypeUser;
         ++id;
@@ -345,6 +353,10 @@ std::vector<std::string> quants() {
     return {"q4_k_m", "q8_0"};
 }
 
+std::vector<std::string> tokenizers() {
+    return {"qwen3", "qwen2.5"};
+}
+
 std::vector<std::string> archs() {
     return {"qwen3", "llama", "lfm2"};
 }
@@ -362,6 +374,7 @@ std::string model_name(const options &opt) {
         name += e;
     }
     if (opt.context_length > 0) name += "-c" + std::to_string(opt.context_length);
+    if (opt.tokenizer != "qwen3") name += "-" + opt.tokenizer;
     return name;
 }
 
@@ -380,6 +393,8 @@ std::string write_model(const options &opt, const std::string &out_path) {
     if (opt.arch != "qwen3" && opt.arch != "llama" && opt.arch != "lfm2") {
         return "unknown arch '" + opt.arch + "' (expected qwen3, llama or lfm2)";
     }
+    if (opt.tokenizer != "qwen3" && opt.tokenizer != "qwen2.5")
+        return "unknown tokenizer '" + opt.tokenizer + "' (expected qwen3 or qwen2.5)";
     if (out_path.empty()) return "empty output path";
 
     const std::vector<tensor_spec> specs = tensor_specs(s, opt.arch);
@@ -399,7 +414,7 @@ std::string write_model(const options &opt, const std::string &out_path) {
     gguf_set_val_u32(g.get(), "general.file_type", s.file_type);
     gguf_set_val_u32(g.get(), "general.quantization_version", GGML_QNT_VERSION);
     add_hparams(g.get(), opt.arch, s);
-    if (std::string err = add_tokenizer(g.get()); !err.empty()) return err;
+    if (std::string err = add_tokenizer(g.get(), opt.tokenizer); !err.empty()) return err;
 
     for (const auto &ts : specs) make_tensor(ctx.get(), g.get(), ts, opt.seed, opt.eog_scale);
 

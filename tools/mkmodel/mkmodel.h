@@ -51,6 +51,12 @@ struct options {
     /// and embedding; 412 MB) or "q8_0" (about 640 MB). Empty for tiny and bench. Part of
     /// the name when set.
     std::string quant;
+    /// Vocabulary, one of tokenizers(): "qwen3" (default) or "qwen2.5", Qwen2.5's: the same
+    /// BPE vocabulary with only its 22 special tokens (ids 151643-151664; 151665-151668 stay
+    /// padding, where Qwen3 has <tool_response>, </tool_response>, <think>, </think>). A model
+    /// with another tokenizer than its target, for the refusal of a draft model (issue #21).
+    /// Part of the name when not qwen3.
+    std::string tokenizer = "qwen3";
 };
 
 /// Writes a GGUF model described by `opt` to `out_path`, creating missing parent
@@ -69,6 +75,9 @@ std::vector<std::string> presets();
 
 /// Names accepted by options::quant (qwen3-0.6b).
 std::vector<std::string> quants();
+
+/// Names accepted by options::tokenizer.
+std::vector<std::string> tokenizers();
 
 /// Names accepted by options::arch.
 std::vector<std::string> archs();

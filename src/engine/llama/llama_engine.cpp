@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "engine/llama/chat_render.h"
+#include "engine/llama/draft_model.h"
 #include "engine/llama/gumbel_sampler.h"
 #include "engine/llama/kv_config.h"
 #include "engine/llama/sampler_constraint.h"
@@ -71,7 +72,8 @@ struct llama_engine::impl {
     uint64_t boundary_clock = 0;
     int64_t next_handle     = 1;
     std::atomic<size_t> parked_bytes{0};
-    std::unique_ptr<token_memo> tokens;  // long prompts' tokenization (token_memo.h)
+    std::unique_ptr<token_memo> tokens;    // long prompts' tokenization (token_memo.h)
+    std::unique_ptr<draft_model> drafter;  // --spec-type draft (tick thread)
 };
 
 llama_engine::llama_engine(const llama_engine_options &opts)
@@ -150,6 +152,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         SF_LOG_WARN("engine", "no persistent threadpool (%d threads): ggml makes one per decode",
                     threads);
     }
+    if (spec_draft_max_ > 0 && opts.spec.type == spec_type::DRAFT) start_drafter(threads);
     impl_->templates = common_chat_templates_init(impl_->model, "");
     impl_->batch     = llama_batch_init(capacity, 0, 1);
     impl_->samplers.assign(opts_.parallel, nullptr);
@@ -365,11 +368,48 @@ token_id llama_engine::sample(int seq, int item, uint32_t index) {
     return t;
 }
 
-void llama_engine::draft(int /*seq*/, std::span<const token_id> tokens, int32_t n_max,
+void llama_engine::draft(int seq, std::span<const token_id> tokens, int32_t n_max,
                          std::vector<token_id> &out) {
     out.clear();
     if (opts_.spec.type == spec_type::NGRAM && spec_draft_max_ > 0)
         ngram_draft(tokens, opts_.spec, std::min(n_max, spec_draft_max_), out);
+    if (impl_->drafter) {
+        draft_request r{seq, tokens, std::min(n_max, spec_draft_max_), {}};
+        impl_->drafter->draft({&r, 1});
+        out = std::move(r.out);
+    }
+}
+
+void llama_engine::draft_many(std::span<draft_request> reqs) {
+    if (!impl_->drafter) return engine_i::draft_many(reqs);
+    for (auto &r : reqs) r.n_max = std::min(r.n_max, spec_draft_max_);
+    impl_->drafter->draft(reqs);
+}
+
+// The draft model has a lane (KV stream) per sequence that can draft in one tick: as many as
+// the target's sequences, at most 16 (each lane costs ctx_size cells of the draft's KV cache).
+void llama_engine::start_drafter(int32_t threads) {
+    auto release = [&] {  // the constructor throws: its destructor will not run
+        llama_free(impl_->ctx);
+        if (impl_->threadpool) ggml_threadpool_free(impl_->threadpool);
+        llama_model_free(impl_->model);
+    };
+    if (opts_.spec.draft_model.empty()) {
+        release();
+        throw std::runtime_error("--spec-type draft needs --model-draft FILE");
+    }
+    draft_model_options o;
+    o.path       = opts_.spec.draft_model;
+    o.ctx_size   = opts_.ctx_size;
+    o.lanes      = std::min(opts_.parallel, 16);
+    o.threads    = threads;
+    o.threadpool = impl_->threadpool;
+    try {
+        impl_->drafter = std::make_unique<draft_model>(o, impl_->model);
+    } catch (...) {
+        release();
+        throw;
+    }
 }
 
 token_id llama_engine::sample_at(int seq, int item, int32_t offset, uint32_t index) {

@@ -60,6 +60,7 @@ class llama_engine final : public engine_i {
     int32_t spec_draft_max() const override { return spec_draft_max_; }
     void draft(int seq, std::span<const token_id> tokens, int32_t n_max,
                std::vector<token_id> &out) override;
+    void draft_many(std::span<draft_request> reqs) override;
     token_id sample_at(int seq, int item, int32_t offset, uint32_t index) override;
     void seq_end(int seq) override;
     int64_t seq_park(int seq) override;
@@ -88,6 +89,7 @@ class llama_engine final : public engine_i {
 
   private:
     void warm_up_chat();
+    void start_drafter(int32_t threads);
     static std::vector<std::pair<size_t, std::string>> boundary_keys(
         const std::vector<chat_message> &messages, const chat_options &options);
     bool boundary_render(const std::vector<chat_message> &messages, size_t k,

@@ -9,6 +9,8 @@ bool parse_spec_type(const std::string &name, spec_type &out) {
         out = spec_type::NONE;
     } else if (name == "ngram") {
         out = spec_type::NGRAM;
+    } else if (name == "draft") {
+        out = spec_type::DRAFT;
     } else {
         return false;
     }
@@ -16,7 +18,14 @@ bool parse_spec_type(const std::string &name, spec_type &out) {
 }
 
 const char *spec_type_name(spec_type t) {
-    return t == spec_type::NGRAM ? "ngram" : "none";
+    switch (t) {
+        case spec_type::NGRAM:
+            return "ngram";
+        case spec_type::DRAFT:
+            return "draft";
+        default:
+            return "none";
+    }
 }
 
 // llama.cpp's common_ngram_simple_draft (common/ngram-map.cpp) does the same for one fixed

@@ -4,7 +4,8 @@
 // decode, and verification samples each position with the sequence's own counter-based
 // sampler (gumbel_sampler.h), keeping the drafts the target samples itself and the first
 // token where it differs. The drafter itself never touches the model: n-gram lookup reads the
-// sequence's own prompt and generated tokens, so it adds no decode pass to a tick.
+// sequence's own prompt and generated tokens, so it adds no decode pass to a tick; a draft
+// model (draft_model.h) decodes its guesses before the tick's decode.
 #pragma once
 
 #include <cstdint>
@@ -20,14 +21,16 @@ namespace sf {
 enum class spec_type : uint8_t {
     NONE,   // no speculation (the default)
     NGRAM,  // n-gram prompt lookup in the sequence's own tokens
+    DRAFT,  // a draft model with the same tokenizer (spec_options::draft_model, draft_model.h)
 };
 
 /** Speculation settings of an engine (units: tokens). */
 struct spec_options {
     spec_type type    = spec_type::NONE;
-    int32_t draft_max = 8;  // most draft tokens per sequence per tick (1..k_spec_draft_limit)
-    int32_t ngram_min = 2;  // shortest n-gram (the sequence's last tokens) looked up
-    int32_t ngram_max = 4;  // longest n-gram looked up (tried first)
+    int32_t draft_max = 8;    // most draft tokens per sequence per tick (1..k_spec_draft_limit)
+    int32_t ngram_min = 2;    // shortest n-gram (the sequence's last tokens) looked up
+    int32_t ngram_max = 4;    // longest n-gram looked up (tried first)
+    std::string draft_model;  // DRAFT: the draft model's GGUF file (--model-draft)
 };
 
 /**
@@ -37,7 +40,7 @@ struct spec_options {
  */
 inline constexpr int32_t k_spec_draft_limit = 32;
 
-/** "none" or "ngram" → type. False for any other name. */
+/** "none", "ngram" or "draft" → type. False for any other name. */
 bool parse_spec_type(const std::string &name, spec_type &out);
 /** The name parse_spec_type accepts for `t`. */
 const char *spec_type_name(spec_type t);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "engine/llama/draft_model.h"
 #include "engine/llama/llama_engine.h"
 #include "tiny_engine.h"
 
@@ -50,7 +51,10 @@ TEST(NgramDraft, ParsesTypeNames) {
     EXPECT_TRUE(sf::parse_spec_type("ngram", t));
     EXPECT_EQ(t, sf::spec_type::NGRAM);
     EXPECT_STREQ(sf::spec_type_name(t), "ngram");
-    EXPECT_FALSE(sf::parse_spec_type("draft", t));
+    EXPECT_TRUE(sf::parse_spec_type("draft", t));
+    EXPECT_EQ(t, sf::spec_type::DRAFT);
+    EXPECT_STREQ(sf::spec_type_name(t), "draft");
+    EXPECT_FALSE(sf::parse_spec_type("medusa", t));
 }
 
 class SpeculationEngineTest : public ::testing::Test {
@@ -62,8 +66,13 @@ class SpeculationEngineTest : public ::testing::Test {
         o.spec.type      = sf::spec_type::NGRAM;
         o.spec.draft_max = 8;
         engine_          = new sf::llama_engine(o);
+        // The same model as a draft model (--model-draft): greedy drafts are its own tokens.
+        o.spec.type        = sf::spec_type::DRAFT;
+        o.spec.draft_model = o.model_path;
+        drafting_          = new sf::llama_engine(o);
     }
     static void TearDownTestSuite() {
+        delete drafting_;
         delete engine_;
         std::filesystem::remove_all(dir_);
     }
@@ -114,7 +123,8 @@ class SpeculationEngineTest : public ::testing::Test {
         return out;
     }
 
-    static inline sf::llama_engine *engine_ = nullptr;
+    static inline sf::llama_engine *engine_   = nullptr;
+    static inline sf::llama_engine *drafting_ = nullptr;  // --model-draft: the same model
     static inline std::filesystem::path dir_;
 };
 
@@ -152,6 +162,80 @@ TEST_F(SpeculationEngineTest, VerifiedDraftsKeepGreedyAndSeededStreamsIdentical)
         EXPECT_GT(acc_right, 30) << "a perfect draft is accepted";
         EXPECT_GT(acc_half, 0);
     }
+}
+
+// A draft model drafts for several sequences in one call, each in its own lane: the target as
+// its own draft proposes exactly the greedy continuation, a lane follows its sequence from one
+// call to the next (only new tokens decoded), and a sequence beyond the lanes gets no draft.
+TEST_F(SpeculationEngineTest, ADraftModelProposesTheGreedyContinuationOfEachSequence) {
+    const toks a = engine_->tokenize("one two three four one two", false);
+    const toks b = engine_->tokenize("the river runs to the sea", false);
+    sf::sampling_params greedy;
+    greedy.temperature = 0;
+    const toks ref_a   = plain(0, greedy, a, 12);
+    const toks ref_b   = plain(1, greedy, b, 12);
+
+    std::vector<sf::draft_request> reqs(3);
+    reqs[0] = {0, a, 6, {}};
+    reqs[1] = {1, b, 6, {}};
+    reqs[2] = {2, a, 6, {}};  // two lanes (two sequences): the third goes without
+    drafting_->draft_many(reqs);
+    EXPECT_EQ(reqs[0].out, toks(ref_a.begin(), ref_a.begin() + 6));
+    EXPECT_EQ(reqs[1].out, toks(ref_b.begin(), ref_b.begin() + 6));
+    EXPECT_TRUE(reqs[2].out.empty());
+
+    // The next call: each sequence grew by its reference's next tokens; n_max bounds a draft.
+    toks a2 = a, b2 = b;
+    a2.insert(a2.end(), ref_a.begin(), ref_a.begin() + 3);
+    b2.insert(b2.end(), ref_b.begin(), ref_b.begin() + 1);
+    std::vector<sf::draft_request> next = {{0, a2, 4, {}}, {1, b2, 2, {}}};
+    drafting_->draft_many(next);
+    EXPECT_EQ(next[0].out, toks(ref_a.begin() + 3, ref_a.begin() + 7));
+    EXPECT_EQ(next[1].out, toks(ref_b.begin() + 1, ref_b.begin() + 3));
+}
+
+TEST_F(SpeculationEngineTest, DraftModelDraftsKeepGreedyAndSeededStreamsIdentical) {
+    const toks prompt = engine_->tokenize("one two three four one two three four one two", false);
+    for (float temp : {0.0f, 0.8f}) {
+        sf::sampling_params p;
+        p.temperature  = temp;
+        p.seed         = 4242;
+        const toks ref = plain(0, p, prompt, 40);
+        int accepted   = 0;
+        auto guess     = [&](const toks &o) {
+            toks all = prompt;
+            all.insert(all.end(), o.begin(), o.end());
+            toks d;
+            drafting_->draft(1, all, 8, d);
+            return d;
+        };
+        EXPECT_EQ(drafted(0, p, prompt, 40, guess, accepted), ref) << "temperature " << temp;
+        if (temp == 0.0f) EXPECT_GT(accepted, 30) << "the target's own greedy drafts are kept";
+    }
+}
+
+TEST(DraftModel, AnotherTokenizerIsRefusedNamingTheFirstDifference) {
+    std::filesystem::path dir;
+    std::string err;
+    auto o = sf::test::tiny_engine_options("spec-vocab", 7, dir, err);
+    ASSERT_EQ(err, "");
+    const std::string other = (dir / "qwen25.gguf").string();
+    sf::mkmodel::options mo{"tiny", "qwen3", 7};
+    mo.tokenizer = "qwen2.5";
+    ASSERT_EQ(sf::mkmodel::write_model(mo, other), "");
+    o.spec.type        = sf::spec_type::DRAFT;
+    o.spec.draft_model = other;
+    try {
+        sf::llama_engine e(o);
+        ADD_FAILURE() << "a draft model with another tokenizer was accepted";
+    } catch (const std::runtime_error &ex) {
+        EXPECT_NE(std::string(ex.what()).find("must have the model's tokenizer, and token 151665"),
+                  std::string::npos)
+            << ex.what();
+    }
+    o.spec.draft_model.clear();
+    EXPECT_THROW(sf::llama_engine{o}, std::runtime_error) << "draft without a draft model";
+    std::filesystem::remove_all(dir);
 }
 
 }  // namespace
