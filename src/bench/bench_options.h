@@ -58,7 +58,11 @@ struct bench_options {
     // throughput
     std::vector<int> concurrency = {1, 8, 32};
     int throughput_tokens        = 128;
-    int throughput_rounds        = 3;  // requests each of the C clients sends, one after another
+    int throughput_rounds        = 3;     // requests each of the C clients sends, one after another
+    bool journal_cost            = true;  // throughput: the journal's cost too (journal_cost.h)
+    // throughput: the requests' temperature (seeded, top_k 40; 0: greedy, which speculation
+    // records use: a random-weight model's sampled token is rarely a draft's argmax)
+    double throughput_temperature = 1.0;
     // agentic
     int agentic_system_bytes = 7000;
     // burst

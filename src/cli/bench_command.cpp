@@ -62,6 +62,12 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
     cmd.add_option("--standby", o.standby,
                    "Superfluid's hot standby worker: auto, on or off (default: serve's, auto)")
         ->check(CLI::IsMember({"auto", "on", "off"}));
+    cmd.add_option("--throughput-temperature", o.throughput_temperature,
+                   "throughput: the requests' temperature (0: greedy)")
+        ->check(CLI::Range(0.0, 2.0))
+        ->capture_default_str();
+    cmd.add_flag("!--no-journal-cost", o.journal_cost,
+                 "throughput: skip the journal's cost (one server restart per journal mode)");
     cmd.add_option("--spec-type", o.spec_type,
                    "Speculative decoding on both servers: none, ngram (llama-server: "
                    "ngram-simple) or draft (draft-simple; needs --model-draft)")

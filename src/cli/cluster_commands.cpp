@@ -9,6 +9,8 @@
 #include "cli/model_source.h"
 #include "cluster/cluster_head.h"
 #include "cluster/guest.h"
+#include "engine/llama/kv_config.h"
+#include "engine/llama/speculation.h"
 #include "util/paths.h"
 
 namespace sf {
@@ -55,6 +57,27 @@ void add_cluster_commands(CLI::App &app, cluster_cli &c, serve_options &wf) {
     c.join->add_option("--threads,-t", wf.threads, "CPU threads for inference (0 = all)")
         ->capture_default_str();
     c.join->add_option("--cache-dir", wf.cache_dir, "Prefix cache disk tier (\"off\": none)");
+    // The engine's options, as on serve (README): KV cache types, flash attention, speculation.
+    c.join->add_option("--cache-type-k", wf.cache_type_k, "KV cache element type of K")
+        ->capture_default_str()
+        ->check(CLI::IsMember(kv_cache_type_names()));
+    c.join->add_option("--cache-type-v", wf.cache_type_v, "KV cache element type of V")
+        ->capture_default_str()
+        ->check(CLI::IsMember(kv_cache_type_names()));
+    c.join->add_option("--flash-attn", wf.flash_attn, "Flash attention: auto, on or off")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "on", "off"}));
+    c.join->add_option("--spec-type", wf.spec_type, "Speculative decoding: none, ngram or draft")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"none", "ngram", "draft"}));
+    c.join->add_option("--model-draft", wf.model_draft,
+                       "Draft model on this node (a .gguf path or org/repo:QUANT); implies "
+                       "--spec-type draft");
+    c.join
+        ->add_option("--spec-draft-max", wf.spec_draft_max,
+                     "Most draft tokens per sequence per tick")
+        ->capture_default_str()
+        ->check(CLI::Range(1, k_spec_draft_limit));
     c.join->add_option("--scripted-output", wf.scripted_output)->group("");
     c.token        = app.add_subcommand("token", "Join tokens of a cluster head");
     c.token_create = c.token->add_subcommand("create", "Make a join token (printed)");
@@ -136,7 +159,18 @@ static int run_join(cluster_cli &c, const serve_options &wf) {
         if (!resolve_model_arg(c.model, g.state_dir, resolved)) return 1;
         g.model_path = resolved.path;
     }
-    g.worker_argv = [wf](const std::string &path) { return worker_argv(wf, path); };
+    serve_options w = wf;
+    if (!w.model_draft.empty()) {  // resolved here, on the guest, like its --model
+        resolved_model draft;
+        if (!resolve_model_arg(w.model_draft, g.state_dir, draft)) return 1;
+        w.model_draft = draft.path;
+        if (w.spec_type == "none") w.spec_type = "draft";
+    }
+    if (w.spec_type == "draft" && w.model_draft.empty()) {
+        std::fprintf(stderr, "--spec-type draft needs --model-draft FILE\n");
+        return 2;
+    }
+    g.worker_argv = [w](const std::string &path) { return worker_argv(w, path); };
     return cluster::run_guest(g);
 }
 
