@@ -67,6 +67,9 @@ void add_cluster_commands(CLI::App &app, cluster_cli &c, serve_options &wf) {
     c.join->add_option("--flash-attn", wf.flash_attn, "Flash attention: auto, on or off")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "on", "off"}));
+    c.join->add_option("--repack", wf.repack, "Weight repacking: on or off (as serve's)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"on", "off"}));
     c.join->add_option("--spec-type", wf.spec_type, "Speculative decoding: none, ngram or draft")
         ->capture_default_str()
         ->check(CLI::IsMember({"none", "ngram", "draft"}));

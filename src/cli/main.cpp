@@ -160,6 +160,12 @@ int main(int argc, char **argv) {
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "on", "off"}));
     serve
+        ->add_option("--repack", so.repack,
+                     "Weight repacking for faster CPU kernels (llama.cpp's default). off: a "
+                     "quantized model's sampled streams stay the same through a worker kill")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"on", "off"}));
+    serve
         ->add_option("--spec-type", so.spec_type,
                      "Speculative decoding: none, ngram (drafts from n-gram lookup in each "
                      "request's own prompt and output) or draft (a draft model, --model-draft); "
@@ -291,6 +297,9 @@ int main(int argc, char **argv) {
     worker->add_option("--cache-type-k", wo.engine.cache_type_k, "KV cache type of K");
     worker->add_option("--cache-type-v", wo.engine.cache_type_v, "KV cache type of V");
     worker->add_option("--flash-attn", wo.engine.flash_attn, "Flash attention: auto, on, off");
+    std::string worker_repack = "on";
+    worker->add_option("--repack", worker_repack, "Weight repacking: on, off")
+        ->check(CLI::IsMember({"on", "off"}));
     std::string worker_spec_type = "none";
     worker->add_option("--spec-type", worker_spec_type, "Speculative decoding: none, ngram, draft")
         ->check(CLI::IsMember({"none", "ngram", "draft"}));
@@ -328,6 +337,7 @@ int main(int argc, char **argv) {
             return 2;
         }
         sf::parse_spec_type(worker_spec_type, wo.engine.spec.type);
+        wo.engine.repack = worker_repack == "on";
         if (!wo.engine.spec.draft_model.empty() && wo.engine.spec.type == sf::spec_type::NONE)
             wo.engine.spec.type = sf::spec_type::DRAFT;
         wo.engine.kv_memory = worker_kv_mib << 20;

@@ -114,8 +114,9 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
     if (cache_dir == "off") cache_dir.clear();
     argv.insert(argv.end(), {"--cache-ram-bytes", std::to_string(opts.cache_ram), "--cache-dir",
                              cache_dir, "--cache-disk-bytes", std::to_string(opts.cache_disk)});
-    argv.insert(argv.end(), {"--cache-type-k", opts.cache_type_k, "--cache-type-v",
-                             opts.cache_type_v, "--flash-attn", opts.flash_attn});
+    argv.insert(argv.end(),
+                {"--cache-type-k", opts.cache_type_k, "--cache-type-v", opts.cache_type_v,
+                 "--flash-attn", opts.flash_attn, "--repack", opts.repack});
     if (opts.spec_type != "none")
         argv.insert(argv.end(), {"--spec-type", opts.spec_type, "--spec-draft-max",
                                  std::to_string(opts.spec_draft_max)});

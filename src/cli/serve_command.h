@@ -40,9 +40,10 @@ struct serve_options {
     std::string cache_type_k = "f16";  // KV cache element types (llama-server's names)
     std::string cache_type_v = "f16";
     std::string flash_attn   = "auto";  // auto | on | off
+    std::string repack       = "on";    // on | off: weight repacking (llama_engine_options)
     // Speculative decoding (engine/llama/speculation.h): none | ngram | draft; draft tokens per
     // tick; the draft model (a .gguf path or a hub reference, resolved like the model).
-    std::string spec_type  = "none";
+    std::string spec_type = "none";
     std::string model_draft;
     int32_t spec_draft_max = 8;
     std::string standby    = "auto";  // hot standby worker: auto | on | off (worker_process.h)

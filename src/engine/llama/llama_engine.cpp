@@ -86,6 +86,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         throw std::runtime_error("model file not found: " + opts.model_path);
     }
     llama_model_params mp = llama_model_default_params();
+    mp.use_extra_bufts    = opts.repack;  // llama-server's --no-repack when false
     impl_->model          = llama_model_load_from_file(opts.model_path.c_str(), mp);
     if (!impl_->model)
         throw std::runtime_error("cannot load model (not a GGUF llama.cpp can read?): " +

@@ -30,6 +30,14 @@ struct llama_engine_options {
     std::string cache_type_k = "f16";
     std::string cache_type_v = "f16";
     std::string flash_attn   = "auto";
+    // Weight repacking for the CPU's faster matrix kernels (llama.cpp's extra buffer types,
+    // llama-server's default; --no-repack there). Repacked quantized matrices are multiplied in
+    // groups of 4 rows and singly otherwise, which rounds differently: a token computed alone
+    // and the same token computed in a batch (a resumed sequence's re-prefill) can differ in
+    // the last bits, and a sampled stream can then take another token at a near-tie. Off:
+    // every row is computed the same way whatever the batch (measured: the 0.6B Q4_K_M
+    // stream equal through a worker kill; bench/results/README.md).
+    bool repack = true;
     // Speculative decoding (speculation.h). Off on recurrent and hybrid models: a rejected
     // draft's cells cannot be cut from their memory.
     spec_options spec;
