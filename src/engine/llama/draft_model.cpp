@@ -173,7 +173,7 @@ void draft_model::impl::catch_up(std::span<draft_request> reqs, const std::vecto
         size_t req;
         size_t next;  // next token of reqs[req].tokens to decode
     };
-    std::vector<pending> todo;
+    std::vector<pending> behind;
     for (size_t r = 0; r < reqs.size(); ++r) {
         const int l = lane_of[r];
         if (l < 0 || reqs[r].tokens.empty() || reqs[r].n_max <= 0) continue;
@@ -186,12 +186,12 @@ void draft_model::impl::catch_up(std::span<draft_request> reqs, const std::vecto
             keep = 0;
         }
         ln.tokens.assign(reqs[r].tokens.begin(), reqs[r].tokens.begin() + long(keep));
-        todo.push_back({r, keep});
+        behind.push_back({r, keep});
     }
-    while (!todo.empty()) {
+    while (!behind.empty()) {
         common_batch_clear(batch);
         std::vector<std::pair<size_t, int32_t>> ends;  // request, batch row of its last token
-        for (auto &p : todo) {
+        for (auto &p : behind) {
             const auto &req = reqs[p.req];
             auto &ln        = lanes[size_t(lane_of[p.req])];
             while (p.next < req.tokens.size() && batch.n_tokens < capacity) {
@@ -212,7 +212,7 @@ void draft_model::impl::catch_up(std::span<draft_request> reqs, const std::vecto
             return;
         }
         for (auto &[r, row] : ends) reqs[r].out.push_back(argmax_row(ctx, row, n_vocab));
-        std::erase_if(todo, [&](const pending &p) { return p.next >= reqs[p.req].tokens.size(); });
+        std::erase_if(behind, [&](const pending &p) { return p.next >= reqs[p.req].tokens.size(); });
     }
 }
 
