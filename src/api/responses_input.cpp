@@ -76,15 +76,6 @@ bool parts_text(const json &c, bool tool_output, const std::string &path, std::s
     return true;
 }
 
-// Arguments as a JSON object's text: what is not one (a call cut short, a bare value) is kept
-// as {"arguments": "<text>"} so that templates which read arguments as an object render it.
-std::string object_arguments(const std::string &text) {
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) return "{}";
-    const json j = json::parse(text, nullptr, false);
-    if (j.is_object()) return text;
-    return json{{"arguments", text}}.dump();
-}
-
 /** The conversion state across items. */
 struct input_reader {
     std::vector<chat_message> &msgs;
@@ -105,7 +96,7 @@ struct input_reader {
     void call(std::string id, std::string chat_name, std::string arguments) {
         call_names[id] = chat_name;
         assistant_turn().tool_calls.push_back(
-            {std::move(id), std::move(chat_name), object_arguments(arguments)});
+            {std::move(id), std::move(chat_name), std::move(arguments)});
     }
 
     void result(std::string call_id, std::string text) {

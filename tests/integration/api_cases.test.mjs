@@ -177,3 +177,38 @@ test('B25 identical requests in parallel each get their own forced tool call', a
   });
   assert.equal(rs[0].json.choices[0].message.tool_calls[0].function.arguments, rs[2].json.choices[0].message.tool_calls[0].function.arguments);
 });
+
+test('B31 (chat, Ollama): a tool call cut by max_tokens, sent back with its result, is accepted', async () => {
+  const tools = [{ type: 'function', function: { name: 'shell', description: 'runs a command', parameters: PERSON } }];
+  let cut = 0;
+  for (const max_tokens of [14, 17, 20, 23, 26]) {
+    const first = await chat({ max_tokens, tools, tool_choice: 'required', messages: [{ role: 'user', content: 'run ls' }] });
+    assert.equal(first.status, 200, first.text);
+    const msg = first.json.choices[0].message;
+    if (!msg.tool_calls) continue; // cut before the call's name: nothing to send back
+    // What this server emitted goes back verbatim, whole or cut.
+    const args = msg.tool_calls[0].function.arguments;
+    try {
+      JSON.parse(args);
+    } catch {
+      cut++;
+    }
+    const history = [{ role: 'user', content: 'run ls' }, msg, ...msg.tool_calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'a.txt' }))];
+    const again = await chat({ max_tokens: 2, tools, messages: history });
+    assert.equal(again.status, 200, again.text);
+    // The same history on Ollama's API: arguments as the text the server emitted.
+    const res = await fetch(server.url + '/api/chat', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: MODEL,
+        stream: false,
+        options: { num_predict: 2 },
+        tools,
+        messages: [{ role: 'user', content: 'run ls' }, { role: 'assistant', content: '', tool_calls: [{ function: { name: 'shell', arguments: args } }] }, { role: 'tool', content: 'a.txt' }],
+      }),
+    });
+    assert.equal(res.status, 200, await res.text());
+  }
+  assert.ok(cut > 0, 'at least one call was cut mid-arguments');
+});

@@ -6,6 +6,8 @@
 //   --cache-ram 0), for an identical prompt, a shared system prompt with a new user message,
 //   a multi-turn continuation, and a snapshot restored from disk after a restart;
 // * requests arriving together share the system prompt's prefill;
+// * an agent's tool loop computes only each turn's new tokens (the end of the last message is
+//   a snapshot point on the hybrid model);
 // * a corrupt disk entry is discarded, never used;
 // * Claude Code's per-request billing header does not defeat the cache;
 // * 200 distinct system prompts keep the cache within --cache-ram (/metrics).
@@ -156,6 +158,46 @@ export function prefixCacheCases(arch) {
       );
       const hits = res.filter((r) => r.cached > 300).length;
       assert.equal(hits, 3, JSON.stringify(res.map((r) => r.cached)));
+    } finally {
+      await s.stop();
+    }
+  });
+
+  test(`${arch}: an agent's tool loop computes only each turn's new tokens`, async () => {
+    const s = await startServer(['--cache-dir', 'off'], { modelPath: model({ arch }) });
+    try {
+      const tools = [{
+        type: 'function',
+        function: {
+          name: 'read_file',
+          description: 'Reads a file of the project.',
+          parameters: { type: 'object', properties: { path: { type: 'string', maxLength: 24 } }, required: ['path'] },
+        },
+      }];
+      const messages = [{ role: 'system', content: `You are a coding agent. ${words(3, 300)}` }, { role: 'user', content: 'Find the bug.' }];
+      let before = 0;
+      for (let turn = 0; turn < 4; turn++) {
+        const res = await fetch(`${s.baseURL}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ messages, tools, tool_choice: 'required', max_tokens: 48, temperature: 0 }),
+        });
+        const body = await res.json();
+        assert.equal(res.status, 200, JSON.stringify(body));
+        const { prompt_tokens: prompt, prompt_tokens_details: { cached_tokens: cached } } = body.usage;
+        const calls = body.choices[0].message.tool_calls;
+        assert.ok(calls?.length >= 1, JSON.stringify(body.choices[0]));
+        if (turn > 0) {
+          // This turn's messages (the answer, the tool result) and the generation prompt: the
+          // end of the last message is a snapshot point, so at most the previous turn's
+          // generation prompt (<= 8 tokens) is computed again.
+          const grown = prompt - before;
+          assert.ok(prompt - cached <= grown + 8, `${arch} turn ${turn}: computed ${prompt - cached} of ${prompt} for ${grown} new tokens`);
+        }
+        before = prompt;
+        messages.push({ role: 'assistant', content: null, tool_calls: calls });
+        messages.push({ role: 'tool', tool_call_id: calls[0].id, content: `Contents: ${words(50 + turn, 80)}` });
+      }
     } finally {
       await s.stop();
     }

@@ -2,12 +2,24 @@
 #include "engine/llama/render_memo.h"
 
 #include <chat.h>
+#include <nlohmann/json.hpp>
 
 #include <mutex>
 #include <regex>
 #include <stdexcept>
 
 namespace sf {
+
+// A tool call's arguments as a JSON object's text. llama.cpp's chat layer parses them before
+// the template renders (it throws on anything else), but a client may send back what this
+// server emitted: a call cut by max_tokens ('{"path": "ab'), or a bare value. Those are kept
+// whole as {"arguments": "<text>"}: accepted, and rendered as the model can read them.
+static std::string object_arguments(const std::string &text) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) return "{}";
+    const auto j = nlohmann::ordered_json::parse(text, nullptr, false);
+    if (j.is_object()) return text;
+    return nlohmann::ordered_json{{"arguments", text}}.dump();
+}
 
 common_chat_msg to_common(const chat_message &m) {
     common_chat_msg cm;
@@ -16,7 +28,8 @@ common_chat_msg to_common(const chat_message &m) {
     cm.reasoning_content = m.reasoning_content;
     cm.tool_call_id      = m.tool_call_id;
     cm.tool_name         = m.name;
-    for (const auto &tc : m.tool_calls) cm.tool_calls.push_back({tc.name, tc.arguments, tc.id});
+    for (const auto &tc : m.tool_calls)
+        cm.tool_calls.push_back({tc.name, object_arguments(tc.arguments), tc.id});
     return cm;
 }
 

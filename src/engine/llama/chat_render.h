@@ -32,7 +32,11 @@ chat_render_result render_chat_template(const common_chat_templates *templates,
                                         const std::vector<chat_message> &messages,
                                         bool add_generation_prompt, const chat_options &options);
 
-/** One message in llama.cpp common's form (role, content, reasoning, tool calls and results). */
+/**
+ * One message in llama.cpp common's form (role, content, reasoning, tool calls and results).
+ * Tool call arguments that are not a JSON object (a call cut by max_tokens, sent back) are kept
+ * as {"arguments": "<text>"}: common's chat layer refuses anything else.
+ */
 common_chat_msg to_common(const chat_message &m);
 
 }  // namespace sf

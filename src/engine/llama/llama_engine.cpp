@@ -506,10 +506,13 @@ bool llama_engine::seq_load(int seq, std::span<const uint8_t> data) {
 // agreeing with the real rendering: the end of message k as any conversation continuing
 // after it renders it (templates render the last message differently from earlier ones, so
 // rendering messages[0..k] alone would not do). Then maps that byte offset to a token offset.
-// Only the end of the system prompt and of the last 8 earlier messages are computed: each
-// costs a rendering, and older boundaries already had their turn as recent ones.
-// The earlier messages whose ends are boundaries (the system prompt's, the last 8 others'), each
-// with its memo key: messages[0..k], unambiguously.
+// Only the end of the system prompt and of the last 9 messages are computed: each costs a
+// rendering, and older boundaries already had their turn as recent ones. The last message's end
+// is the one the next turn needs: an agent's next request is this one plus the answer and a tool
+// result, and the generation prompt after the last message renders differently once the answer
+// follows it (Qwen3's empty think block), so the prompt's own end is not a prefix of it.
+// The messages whose ends are boundaries (the system prompt's, the last 9 others'), each with
+// its memo key: messages[0..k], unambiguously.
 std::vector<std::pair<size_t, std::string>> llama_engine::boundary_keys(
     const std::vector<chat_message> &messages, const chat_options &options) {
     std::vector<std::pair<size_t, std::string>> out;
@@ -522,7 +525,7 @@ std::vector<std::pair<size_t, std::string>> llama_engine::boundary_keys(
     key += "r" + std::to_string(options.reasoning) + options.reasoning_effort;
     for (const auto &[name, value] : options.template_kwargs) key += name + '=' + value + ';';
     key += '|';
-    for (size_t k = 0; k + 1 < n; ++k) {
+    for (size_t k = 0; k < n; ++k) {
         const auto &m = messages[k];
         for (const std::string *f :
              {&m.role, &m.content, &m.name, &m.tool_call_id, &m.reasoning_content}) {

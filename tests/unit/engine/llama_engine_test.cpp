@@ -359,6 +359,26 @@ TEST_F(LlamaEngineTest, TokenizerFingerprintDependsOnTheVocabularyOnly) {
 
 namespace {
 
+// What this server emitted is accepted back (api-cases-2.md B31): a call cut by max_tokens
+// mid-arguments, or a bare value, renders as {"arguments": "<text>"}; llama.cpp's chat layer
+// threw on it ("Failed to parse tool call arguments as JSON"), which became a 400.
+TEST_F(LlamaEngineTest, AToolCallCutShortRendersWithItsTextKept) {
+    const auto opts = weather_tool(sf::tool_choice_mode::AUTO);
+    for (const std::string args :
+         {R"({"city": "Ulaanb)", "4242", "", R"({"city":"Ulaanbaatar"})"}) {
+        std::vector<sf::chat_message> msgs = {
+            {"user", "Weather in Paris?", "", "", "", {}},
+            {"assistant", "", "", "", "", {{"call_1", "get_weather", args}}},
+            {"tool", "Sunny.", "", "call_1", "", {}}};
+        sf::rendered_prompt out;
+        std::string err;
+        ASSERT_TRUE(engine_->render_chat(msgs, true, opts, out, err)) << args << ": " << err;
+        EXPECT_NE(out.text.find("get_weather"), std::string::npos) << out.text;
+        const std::string kept = args == "4242" ? "4242" : "Ulaanb";
+        if (!args.empty()) EXPECT_NE(out.text.find(kept), std::string::npos) << out.text;
+    }
+}
+
 // An agent's conversation with tools: each message end is a snapshot point for a hybrid
 // model's prefix cache, past the system block that lists the tools.
 TEST_F(LlamaEngineTest, MessageBoundariesOfAConversationWithToolsFallAtEachMessageEnd) {
@@ -372,14 +392,23 @@ TEST_F(LlamaEngineTest, MessageBoundariesOfAConversationWithToolsFallAtEachMessa
     std::string err;
     ASSERT_TRUE(engine_->render_chat(msgs, true, opts, out, err)) << err;
     const auto b = engine_->message_boundaries(msgs, opts, out);
-    // system, user, assistant: three distinct ends, increasing, inside the prompt.
-    ASSERT_GE(b.size(), 3u);
+    // system, user, assistant, tool: four distinct ends, increasing, inside the prompt.
+    ASSERT_EQ(b.size(), 4u);
     for (size_t i = 1; i < b.size(); ++i) EXPECT_LT(b[i - 1], b[i]);
-    std::string upto;
-    for (int32_t i = 0; i < b[1]; ++i)
-        upto += engine_->token_piece(out.tokens[static_cast<size_t>(i)]);
+    const auto text_upto = [&](int32_t n) {
+        std::string t;
+        for (int32_t i = 0; i < n; ++i)
+            t += engine_->token_piece(out.tokens[static_cast<size_t>(i)]);
+        return t;
+    };
+    const std::string upto = text_upto(b[1]);
     EXPECT_NE(upto.find("get_weather"), std::string::npos) << "past the tools in the system block";
     EXPECT_NE(upto.find("Rome, please?"), std::string::npos) << upto;
+    // The last message's end: the tool result is in, the generation prompt is not.
+    const std::string all = text_upto(b.back());
+    EXPECT_NE(all.find("Sunny, 21 degrees."), std::string::npos) << all;
+    EXPECT_LT(b.back() + 2, static_cast<int32_t>(out.tokens.size()))
+        << "before the generation prompt";
     // The same conversation one turn later shares those tokens: each boundary is a prefix.
     auto later = msgs;
     later.push_back(
