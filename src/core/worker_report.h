@@ -56,6 +56,7 @@ struct worker_status {
     int32_t waiting_sessions        = 0;
     uint64_t ticks                  = 0;  // llama_decode calls
     uint64_t batched_ticks          = 0;  // ticks that carried more than one sequence
+    uint64_t interrupted_ticks      = 0;  // decodes stopped mid-way for an interactive arrival
     int32_t max_sequences_per_tick  = 0;
     int32_t last_sequences_per_tick = 0;
     uint64_t prompt_tokens_total    = 0;

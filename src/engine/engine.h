@@ -3,6 +3,7 @@
 // engine/llama/ implements it over llama.cpp; tests drive the scheduler with a fake.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -16,6 +17,9 @@
 #include "util/host_buffer.h"
 
 namespace sf {
+
+/** engine_i::decode's result when set_interrupt's flag stopped the batch (llama_decode's 2). */
+inline constexpr int k_decode_interrupted = 2;
 
 /** A chat rendered by the model's template and tokenized. */
 struct rendered_prompt {
@@ -90,8 +94,19 @@ class engine_i {
      */
     virtual bool seq_start(int seq, const sampling_params &params,
                            std::span<const token_id> history, size_t n_generated = 0) = 0;
-    /** Runs one batch over all items. Returns 0 on success, llama_decode's code otherwise. */
+    /**
+     * Runs one batch over all items. Returns 0 on success, k_decode_interrupted when the flag
+     * given to set_interrupt became true mid-batch (no sequence changed: the batch's cells are
+     * removed again), llama_decode's code otherwise.
+     */
     virtual int decode(const std::vector<batch_item> &items) = 0;
+    /**
+     * A flag that interrupts the decode in flight when it becomes true (read by the decode, set
+     * by any thread; owned by the caller, which outlives the engine's use of it; null: none).
+     * Only engines whose memory can drop a batch again (attention KV: partial_prefixes()) honour
+     * it; the others ignore it and finish every batch.
+     */
+    virtual void set_interrupt(const std::atomic<bool> * /*flag*/) {}
     /** Samples (and records) token number `index` of `seq` from items[item] of the last decode. */
     virtual token_id sample(int seq, int item, uint32_t index) = 0;
     /**

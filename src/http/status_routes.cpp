@@ -77,6 +77,9 @@ std::string metrics_text(session_manager &sessions) {
              double(r.ticks));
     p.metric("batched_ticks_total", "counter", "ticks that carried more than one sequence",
              double(r.batched_ticks));
+    p.metric("interrupted_ticks_total", "counter",
+             "decodes stopped mid-way because an interactive request arrived (redone next tick)",
+             double(r.interrupted_ticks));
     p.metric("max_sequences_per_tick", "gauge", "most sequences seen in one tick",
              r.max_sequences_per_tick);
     p.metric("sequences_per_tick", "gauge", "sequences in the last tick",

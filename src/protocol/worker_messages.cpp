@@ -60,6 +60,7 @@ void to_proto(const worker_status &s, pb::HealthReply &out) {
     out.set_waiting_sessions(s.waiting_sessions);
     out.set_ticks(s.ticks);
     out.set_batched_ticks(s.batched_ticks);
+    out.set_interrupted_ticks(s.interrupted_ticks);
     out.set_max_sequences_per_tick(s.max_sequences_per_tick);
     out.set_last_sequences_per_tick(s.last_sequences_per_tick);
     out.set_prompt_tokens_total(s.prompt_tokens_total);
@@ -108,6 +109,7 @@ worker_status from_proto(const pb::HealthReply &r) {
     s.waiting_sessions        = r.waiting_sessions();
     s.ticks                   = r.ticks();
     s.batched_ticks           = r.batched_ticks();
+    s.interrupted_ticks       = r.interrupted_ticks();
     s.max_sequences_per_tick  = r.max_sequences_per_tick();
     s.last_sequences_per_tick = r.last_sequences_per_tick();
     s.prompt_tokens_total     = r.prompt_tokens_total();

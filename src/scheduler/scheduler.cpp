@@ -14,6 +14,7 @@ scheduler::scheduler(engine_i &engine, scheduler_options opts)
         opts_.planner.prefill_budget > 0 ? opts_.planner.prefill_budget : opts_.planner.budget;
     opts_.planner.prefill_budget = std::min(cap, opts_.planner.budget);
     prefill_budget_              = opts_.planner.prefill_budget;
+    if (opts_.interrupt_ticks) engine_.set_interrupt(&interrupt_);
 }
 
 // Proportional control of the prompt tokens per tick: the prompt part of the tick just
@@ -21,7 +22,8 @@ scheduler::scheduler(engine_i &engine, scheduler_options opts)
 // averaged with the current value (one slow tick does not halve it), in multiples of the
 // planner's quantum, between one quantum and the configured cap. Prompt cost grows with
 // context length (attention), so the value follows the prompts as they grow. Decode steps are
-// not budgeted: every generating sequence gets its token each tick.
+// not budgeted: every generating sequence gets its token each tick. The same estimate without
+// the floor (prefill_fit_) caps lower classes' prompt tokens in an interactive sequence's ticks.
 void scheduler::adapt_prefill_budget(int32_t prefill_tokens, int32_t decode_steps, double tick_ms) {
     const int32_t q = std::max(opts_.planner.quantum, 1);
     if (opts_.tick_ms <= 0 || tick_ms <= 0) return;
@@ -34,6 +36,7 @@ void scheduler::adapt_prefill_budget(int32_t prefill_tokens, int32_t decode_step
     const double prompt_ms = std::max(tick_ms - decode_steps * decode_step_ms_, 0.2 * tick_ms);
     const double fit       = prefill_tokens * (opts_.tick_ms / prompt_ms);
     const auto next        = static_cast<int32_t>(0.5 * prefill_budget_ + 0.5 * fit);
+    prefill_fit_           = prefill_fit_ < 0 ? fit : 0.5 * prefill_fit_ + 0.5 * fit;
     const int32_t lo =
         std::min(std::max(opts_.min_prefill / q * q, q), opts_.planner.prefill_budget);
     prefill_budget_ = std::clamp(next / q * q, lo, opts_.planner.prefill_budget);
@@ -41,6 +44,7 @@ void scheduler::adapt_prefill_budget(int32_t prefill_tokens, int32_t decode_step
 
 scheduler::~scheduler() {
     stop();
+    if (opts_.interrupt_ticks) engine_.set_interrupt(nullptr);
 }
 
 bool scheduler::submit(sequence_request req) {
@@ -52,6 +56,10 @@ bool scheduler::submit(sequence_request req) {
         s.req            = std::move(req);
         s.arrival        = ++arrivals_;
         s.last_served_at = now();
+        // The decode in flight has no interactive work: it stops, and this request is
+        // planned in the next tick (scheduler_options::interrupt_ticks).
+        if (s.req.cls == priority_class::INTERACTIVE && plain_decode_.load())
+            interrupt_.store(true);
         waiting_.push_back(std::move(s));
         // Only the waiting counts: slots_ belong to the tick thread (scheduler.h), which
         // refreshes the running counts itself.
@@ -402,7 +410,12 @@ bool scheduler::tick() {
     planner_options po = opts_.planner;
     po.prefill_budget  = prefill_budget_;
     po.min_share       = opts_.service.min_share;
-    auto plan          = plan_tick(in, po);
+    // An interactive sequence's ticks keep to the tick-time target: lower classes' prompt
+    // tokens only as far as whole quanta fit in it (none on a slow model).
+    const int32_t q = std::max(po.quantum, 1);
+    po.interactive_tick_prefill =
+        prefill_fit_ < 0 ? -1 : static_cast<int32_t>(prefill_fit_) / q * q;
+    auto plan = plan_tick(in, po);
     if (plan.empty()) return false;
 
     ++tick_no_;
@@ -425,7 +438,21 @@ bool scheduler::tick() {
     const auto drafts = add_drafts(plan, items);
     for (int32_t d : drafts) n_steps += d;
     const auto started = this->now();
-    int rc             = engine_.decode(items);
+    const bool plain   = std::none_of(in.begin(), in.end(), [&](const plan_input &p) {
+        return p.cls == priority_class::INTERACTIVE &&
+               std::any_of(plan.begin(), plan.end(),
+                             [&](const plan_entry &e) { return e.slot == p.slot; });
+    });
+    plain_decode_.store(plain && opts_.interrupt_ticks);
+    int rc = engine_.decode(items);
+    plain_decode_.store(false);
+    if (interrupt_.exchange(false) && rc == k_decode_interrupted) {
+        // Nothing of the tick happened (the engine took the batch back): the sequences plan
+        // the same tokens again, after the interactive newcomer is admitted.
+        std::lock_guard lk(mu_);
+        stats_.interrupted_ticks++;
+        return true;
+    }
     adapt_prefill_budget(n_prompt, n_steps,
                          std::chrono::duration<double, std::milli>(this->now() - started).count());
     {

@@ -43,6 +43,7 @@ inline constexpr int k_classes = 3;
 struct scheduler_stats {
     uint64_t ticks                  = 0;  // decode calls
     uint64_t batched_ticks          = 0;  // decodes that carried more than one sequence
+    uint64_t interrupted_ticks      = 0;  // decodes stopped for an interactive arrival
     int32_t max_sequences_per_tick  = 0;
     int32_t last_sequences_per_tick = 0;
     int32_t active                  = 0;  // sequences holding a slot
@@ -67,6 +68,10 @@ struct scheduler_options {
     // steps) bounds how late an interactive request's first tick starts. The prompt tokens per
     // tick follow the measured time (between planner.quantum and planner.prefill_budget).
     int32_t tick_ms = 0;
+    // An interactive request that arrives while a tick without interactive work decodes stops
+    // that decode (on engines that can drop a batch: attention KV), and is planned at once: the
+    // tick in flight no longer delays its first token. The interrupted work is done again.
+    bool interrupt_ticks = true;
     // Fewest prompt tokens per tick the control goes down to. Measured with the priority bench
     // (8 agents, 7,500-token prompts, 2 cores): with 64-token chunks the agents got ~25-40%
     // fewer tokens/s than with 128 (each tick also carries every generating sequence's decode
@@ -127,8 +132,8 @@ class scheduler {
         std::optional<text_stream> text;
         // Prompt, resumed and sampled tokens; the engine's memory holds the first n_past.
         std::vector<token_id> tokens;
-        bool attached  = false;           // the prefix cache was consulted: prefill may start
-        int32_t cached = 0;               // prompt tokens reused from the cache
+        bool attached    = false;         // the prefix cache was consulted: prefill may start
+        int32_t cached   = 0;             // prompt tokens reused from the cache
         int32_t drafted  = 0;             // speculative draft tokens verified for it
         int32_t accepted = 0;             // of which it sampled itself (kept)
         std::vector<int32_t> boundaries;  // snapshot points still ahead (snapshot mode)
@@ -190,8 +195,9 @@ class scheduler {
     void update_counts_locked();
     void adapt_prefill_budget(int32_t prefill_tokens, int32_t decode_steps, double tick_ms);
 
-    // Ownership: engine_, slots_, ledger_, tick_no_, prefill_budget_ and decode_step_ms_ belong
-    // to the tick thread alone (run() and what it calls); no other thread reads them. mu_ guards
+    // Ownership: engine_, slots_, ledger_, tick_no_, prefill_budget_, prefill_fit_ and
+    // decode_step_ms_ belong to the tick thread alone (run() and what it calls); no other
+    // thread reads them. mu_ guards
     // waiting_, stopping_, arrivals_ and stats_: submit() (any thread) appends to waiting_
     // and bumps the waiting counts; the tick thread moves sessions between waiting_ and
     // slots_ and recomputes every count (update_counts_locked) under mu_.
@@ -206,9 +212,16 @@ class scheduler {
     bool stopping_          = false;
     uint64_t arrivals_      = 0;
     uint64_t tick_no_       = 0;
-    int32_t prefill_budget_ = 0;  // prompt tokens per tick now (adapted to tick_ms)
-    double decode_step_ms_  = 0;  // measured cost of one decode step (ticks without prefill)
+    int32_t prefill_budget_ = 0;   // prompt tokens per tick now (adapted to tick_ms)
+    double decode_step_ms_  = 0;   // measured cost of one decode step (ticks without prefill)
+    double prefill_fit_     = -1;  // prompt tokens that fit tick_ms, no floor (-1: not measured)
     scheduler_stats stats_;
+    // Interrupting the tick in flight (engine_i::set_interrupt): the tick thread sets
+    // plain_decode_ while a decode without interactive work runs; submit() of an interactive
+    // request then sets interrupt_, which the engine reads mid-decode. The tick thread clears
+    // both after each decode, so one arrival stops at most the decode in flight.
+    std::atomic<bool> interrupt_{false};
+    std::atomic<bool> plain_decode_{false};
     std::thread thread_;
 };
 

@@ -44,6 +44,12 @@ std::vector<plan_entry> plan_tick(const std::vector<plan_input> &seqs,
         std::any_of(order.begin(), order.end(), [](const plan_input *s) {
             return !s->generating && s->cls == priority_class::INTERACTIVE;
         });
+    const bool interactive_step = std::any_of(order.begin(), order.end(), [](const plan_input *s) {
+        return s->generating && s->cls == priority_class::INTERACTIVE;
+    });
+    int32_t lower_left          = interactive_step && opts.interactive_tick_prefill >= 0
+                                      ? opts.interactive_tick_prefill
+                                      : opts.budget;
     std::vector<const plan_input *> steps, prefills;
     for (const auto *s : order) {
         if (s->generating)
@@ -74,7 +80,9 @@ std::vector<plan_entry> plan_tick(const std::vector<plan_input> &seqs,
     size_t reserved_at = SIZE_MAX;  // the reserved prefill's entry, when capped
     for (const auto *s : prefills) {
         if (left <= 0) break;
-        int32_t room = std::min({opts.prefill_chunk, left, prefill_left});
+        const bool lower = s->cls != priority_class::INTERACTIVE;
+        int32_t room     = std::min({opts.prefill_chunk, left, prefill_left});
+        if (lower) room = std::min(room, lower_left);
         if (s == reserved && reserve > 0) room = std::min(room, reserve);
         int32_t n = 0;
         if (s->pending <= room) {
@@ -92,12 +100,14 @@ std::vector<plan_entry> plan_tick(const std::vector<plan_input> &seqs,
         plan.push_back({s->slot, n});
         prefill_left -= n;
         left -= n;
+        if (lower) lower_left -= n;
     }
     // Budget the others left: the reserved prefill may take more than its share.
     if (reserved_at != SIZE_MAX) {
         auto &e            = plan[reserved_at];
         const int32_t more = std::min(
-            {opts.prefill_chunk - e.n_tokens, left, prefill_left, reserved->pending - e.n_tokens});
+            {opts.prefill_chunk - e.n_tokens, left, prefill_left, reserved->pending - e.n_tokens,
+             reserved->cls != priority_class::INTERACTIVE ? lower_left : left});
         if (more > 0 && (e.n_tokens + more == reserved->pending || more >= q))
             e.n_tokens += e.n_tokens + more == reserved->pending ? more : more / q * q;
     }

@@ -8,7 +8,10 @@
 // class's longest-waiting prefill takes `min_share` of the prompt budget first, so a stream of
 // newcomers never starves a long prompt. While an interactive sequence prefills, the tick
 // carries no prefill of lower classes: the interactive prompt's tick stays as short as its own
-// tokens make it (its first token is not held up by batch prompts).
+// tokens make it (its first token is not held up by batch prompts). While one generates, lower
+// classes' prompt tokens in its ticks are capped (`interactive_tick_prefill`, what fits the
+// tick-time target): on a slow model a 128-token chunk took a second per tick, so the chat's
+// first visible token (two decode steps after its prompt) and every later one waited for it.
 //
 // Prefill chunks are cut at multiples of `quantum` tokens (the last piece of a prompt
 // excepted): ggml's CPU flash attention runs its tiled GEMM path only for at least 64 query
@@ -46,6 +49,9 @@ struct planner_options {
     int32_t prefill_budget = 0;    // most prompt tokens in one tick, all sequences; 0: budget
     int32_t quantum        = 64;   // prefill chunks are multiples of this (the prompt's end aside)
     double min_share       = 0;    // service_options::min_share; 0: no reserved share
+    // Most prompt tokens of lower classes in a tick that carries an interactive sequence's
+    // decode step (0: none, a multiple of quantum otherwise); -1: no cap beyond prefill_budget.
+    int32_t interactive_tick_prefill = -1;
 };
 
 /** Returns the tick's entries in planning order; total n_tokens <= budget. */

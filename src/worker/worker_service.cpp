@@ -241,6 +241,7 @@ grpc::Status worker_service::Health(grpc::ServerContext *, const pb::HealthReque
     reply->set_waiting_sessions(st.waiting);
     reply->set_ticks(st.ticks);
     reply->set_batched_ticks(st.batched_ticks);
+    reply->set_interrupted_ticks(st.interrupted_ticks);
     reply->set_max_sequences_per_tick(st.max_sequences_per_tick);
     reply->set_prompt_tokens_total(st.prompt_tokens);
     reply->set_generated_tokens_total(st.generated_tokens);

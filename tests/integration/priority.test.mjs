@@ -129,3 +129,40 @@ test('an interactive request gets its first token before any long batch session 
     await server.stop();
   }
 });
+
+test('an interactive arrival interrupts the batch tick in flight; the batch streams stay identical', async () => {
+  const words = Array.from({ length: 1500 }, (_, i) => ['alpha', 'delta', 'kilo', 'oscar', 'papa'][(i * 7) % 5]).join(' ');
+  const batchBody = (i) => ({
+    priority: 'batch',
+    temperature: 0,
+    max_tokens: 120,
+    ignore_eos: true,
+    messages: [{ role: 'user', content: `Document ${i}: ${words}` }],
+  });
+  const texts = async (server) =>
+    Promise.all([0, 1].map(async (i) => (await (await post(server, batchBody(i))).json()).choices[0].message.content));
+  const ref = await startServer(['--parallel', '4', '--cache-ram', '0', '--cache-dir', 'off']);
+  let expected;
+  try {
+    expected = await texts(ref);
+  } finally {
+    await ref.stop();
+  }
+  const server = await startServer(['--parallel', '4']);
+  try {
+    const batch = texts(server);
+    await until(async () => (await server.metrics()).num_requests_running === 2, 20000, 5);
+    // Chats one after another while the batch sequences prefill and decode.
+    for (let i = 0; i < 8; i++) {
+      const r = await post(server, { priority: 'interactive', max_tokens: 2, messages: [{ role: 'user', content: `hi ${i}` }] });
+      assert.equal(r.status, 200);
+      await r.json();
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    assert.deepEqual(await batch, expected, 'the interrupted ticks were redone exactly');
+    const m = await server.metrics();
+    assert.ok(m.interrupted_ticks_total >= 1, `a tick was interrupted: ${m.interrupted_ticks_total}`);
+  } finally {
+    await server.stop();
+  }
+});

@@ -212,7 +212,8 @@ void draft_model::impl::catch_up(std::span<draft_request> reqs, const std::vecto
             return;
         }
         for (auto &[r, row] : ends) reqs[r].out.push_back(argmax_row(ctx, row, n_vocab));
-        std::erase_if(behind, [&](const pending &p) { return p.next >= reqs[p.req].tokens.size(); });
+        std::erase_if(behind,
+                      [&](const pending &p) { return p.next >= reqs[p.req].tokens.size(); });
     }
 }
 

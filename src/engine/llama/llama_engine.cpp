@@ -19,6 +19,7 @@
 #include "engine/llama/draft_model.h"
 #include "engine/llama/gumbel_sampler.h"
 #include "engine/llama/kv_config.h"
+#include "engine/llama/message_boundaries.h"
 #include "engine/llama/sampler_constraint.h"
 #include "engine/llama/token_memo.h"
 #include "engine/llama/utf8_guard_sampler.h"
@@ -65,12 +66,8 @@ struct llama_engine::impl {
     std::map<int64_t, parked_seq> parked;  // tick thread only
     host_buffer share_scratch;             // seq_share's state copy, reused (tick thread)
 
-    // message_boundaries' renderings of a conversation's first messages plus a placeholder, by
-    // those messages: agents resend the same system prompt and history with every request.
-    std::mutex boundary_mu;
-    std::map<std::string, std::pair<std::string, uint64_t>> boundary_renders;  // → text, use
-    uint64_t boundary_clock = 0;
-    int64_t next_handle     = 1;
+    std::unique_ptr<message_boundary_finder> boundaries;  // snapshot points (hybrid models)
+    int64_t next_handle = 1;
     std::atomic<size_t> parked_bytes{0};
     std::unique_ptr<token_memo> tokens;    // long prompts' tokenization (token_memo.h)
     std::unique_ptr<draft_model> drafter;  // --spec-type draft (tick thread)
@@ -155,7 +152,9 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     }
     if (spec_draft_max_ > 0 && opts.spec.type == spec_type::DRAFT) start_drafter(threads);
     impl_->templates = common_chat_templates_init(impl_->model, "");
-    impl_->batch     = llama_batch_init(capacity, 0, 1);
+    impl_->boundaries =
+        std::make_unique<message_boundary_finder>(impl_->templates.get(), impl_->vocab);
+    impl_->batch = llama_batch_init(capacity, 0, 1);
     impl_->samplers.assign(opts_.parallel, nullptr);
     warm_up_chat();
 
@@ -229,6 +228,7 @@ llama_engine::~llama_engine() {
         if (p.sampler) common_sampler_free(p.sampler);
     }
     llama_batch_free(impl_->batch);
+    impl_->boundaries.reset();  // it reads the templates
     impl_->templates.reset();
     if (impl_->ctx) llama_free(impl_->ctx);
     if (impl_->threadpool) ggml_threadpool_free(impl_->threadpool);
@@ -357,7 +357,27 @@ int llama_engine::decode(const std::vector<batch_item> &items) {
         }
     }
     if (impl_->batch.n_tokens == 0) return 0;
-    return llama_decode(impl_->ctx, impl_->batch);
+    const int rc = llama_decode(impl_->ctx, impl_->batch);
+    if (rc == 2) {
+        // Interrupted (set_interrupt): llama.cpp dropped the ubatch it was computing, but the
+        // batch may have been split in several (one per KV stream run) and the earlier ones
+        // stay in memory. Each item's cells go, so every sequence is as before the call.
+        for (const auto &it : items)
+            llama_memory_seq_rm(llama_get_memory(impl_->ctx), it.seq, it.pos, -1);
+        return k_decode_interrupted;
+    }
+    return rc;
+}
+
+void llama_engine::set_interrupt(const std::atomic<bool> *flag) {
+    // Only where a batch can be taken back whole: a recurrent state computed halfway is lost.
+    if (!partial_ || !flag) {
+        llama_set_abort_callback(impl_->ctx, nullptr, nullptr);
+        return;
+    }
+    llama_set_abort_callback(
+        impl_->ctx, [](void *data) { return static_cast<const std::atomic<bool> *>(data)->load(); },
+        const_cast<std::atomic<bool> *>(flag));
 }
 
 token_id llama_engine::sample(int seq, int item, uint32_t index) {
@@ -502,121 +522,10 @@ bool llama_engine::seq_load(int seq, std::span<const uint8_t> data) {
     return false;
 }
 
-// Renders messages[0..k] followed by a placeholder user message, and takes where it stops
-// agreeing with the real rendering: the end of message k as any conversation continuing
-// after it renders it (templates render the last message differently from earlier ones, so
-// rendering messages[0..k] alone would not do). Then maps that byte offset to a token offset.
-// Only the end of the system prompt and of the last 9 messages are computed: each costs a
-// rendering, and older boundaries already had their turn as recent ones. The last message's end
-// is the one the next turn needs: an agent's next request is this one plus the answer and a tool
-// result, and the generation prompt after the last message renders differently once the answer
-// follows it (Qwen3's empty think block), so the prompt's own end is not a prefix of it.
-// The messages whose ends are boundaries (the system prompt's, the last 9 others'), each with
-// its memo key: messages[0..k], unambiguously.
-std::vector<std::pair<size_t, std::string>> llama_engine::boundary_keys(
-    const std::vector<chat_message> &messages, const chat_options &options) {
-    std::vector<std::pair<size_t, std::string>> out;
-    const size_t n = messages.size();
-    // What else the template renders: the tools (in the system block) and its kwargs.
-    std::string key = "tools";
-    for (const auto &t : options.tools)
-        for (const std::string *f : {&t.name, &t.description, &t.parameters})
-            key += std::to_string(f->size()) + ':' + *f;
-    key += "r" + std::to_string(options.reasoning) + options.reasoning_effort;
-    for (const auto &[name, value] : options.template_kwargs) key += name + '=' + value + ';';
-    key += '|';
-    for (size_t k = 0; k < n; ++k) {
-        const auto &m = messages[k];
-        for (const std::string *f :
-             {&m.role, &m.content, &m.name, &m.tool_call_id, &m.reasoning_content}) {
-            key += std::to_string(f->size()) + ':' + *f;
-        }
-        for (const auto &c : m.tool_calls)
-            key += "call" + std::to_string(c.id.size()) + ':' + c.id +
-                   std::to_string(c.name.size()) + ':' + c.name +
-                   std::to_string(c.arguments.size()) + ':' + c.arguments;
-        key += '|';
-        if (k == 0 || k + 9 >= n) out.emplace_back(k, key);
-    }
-    return out;
-}
-
-// messages[0..k] and a placeholder user message, rendered without a generation prompt and with
-// the request's tools and template options (the prompt's system block holds the tools: without
-// them every boundary of a request with tools fell where the tools begin, and a hybrid model's
-// agent turns restored only the system prompt); memoized by `key` (those messages and options).
-// False when the template refuses the shape (e.g. strict alternation).
-bool llama_engine::boundary_render(const std::vector<chat_message> &messages, size_t k,
-                                   const chat_options &options, const std::string &key,
-                                   std::string &text) const {
-    auto &im = *impl_;
-    {
-        std::lock_guard lk(im.boundary_mu);
-        auto it = im.boundary_renders.find(key);
-        if (it != im.boundary_renders.end()) {
-            it->second.second = ++im.boundary_clock;
-            text              = it->second.first;
-            return true;
-        }
-    }
-    std::vector<chat_message> head(messages.begin(), messages.begin() + static_cast<long>(k) + 1);
-    chat_message placeholder;
-    placeholder.role    = "user";
-    placeholder.content = "\x07";
-    head.push_back(placeholder);
-    // The prompt's text only: no output constraint (a schema, a named tool's second pass).
-    chat_options prompt_only = options;
-    prompt_only.json_schema  = "";
-    if (prompt_only.tool_choice != tool_choice_mode::NONE)
-        prompt_only.tool_choice = tool_choice_mode::AUTO;
-    prompt_only.tool_name = "";
-    try {
-        text = render_chat_template(im.templates.get(), head, false, prompt_only).prompt;
-    } catch (const std::exception &) {
-        return false;
-    }
-    constexpr size_t k_kept = 64;
-    std::lock_guard lk(im.boundary_mu);
-    if (im.boundary_renders.size() >= k_kept) {
-        auto oldest = im.boundary_renders.begin();
-        for (auto it = im.boundary_renders.begin(); it != im.boundary_renders.end(); ++it)
-            if (it->second.second < oldest->second.second) oldest = it;
-        im.boundary_renders.erase(oldest);
-    }
-    im.boundary_renders[key] = {text, ++im.boundary_clock};
-    return true;
-}
-
 std::vector<int32_t> llama_engine::message_boundaries(const std::vector<chat_message> &messages,
                                                       const chat_options &options,
                                                       const rendered_prompt &prompt) const {
-    std::vector<int32_t> out;
-    if (messages.size() < 2 || prompt.text.empty()) return out;
-    // Byte offset in the text where each token ends.
-    std::vector<size_t> ends;
-    std::string detok;
-    for (token_id t : prompt.tokens) {
-        detok += token_piece(t);
-        ends.push_back(detok.size());
-    }
-    if (detok.size() < prompt.text.size() ||
-        detok.compare(detok.size() - prompt.text.size(), prompt.text.size(), prompt.text) != 0)
-        return out;  // tokens do not spell the text: no reliable mapping
-    const size_t shift = detok.size() - prompt.text.size();  // a BOS the text does not have
-    for (const auto &[k, key] : boundary_keys(messages, options)) {
-        std::string text;
-        if (!boundary_render(messages, k, options, key, text)) continue;
-        size_t lcp = 0;
-        while (lcp < text.size() && lcp < prompt.text.size() && text[lcp] == prompt.text[lcp])
-            ++lcp;
-        // The last token that ends at or before the agreement point.
-        auto it = std::upper_bound(ends.begin(), ends.end(), lcp + shift);
-        auto t  = static_cast<int32_t>(it - ends.begin());
-        if (t > 0 && t < static_cast<int32_t>(prompt.tokens.size())) out.push_back(t);
-    }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
+    return impl_->boundaries->find(messages, options, prompt);
 }
 
 }  // namespace sf

@@ -64,6 +64,7 @@ class llama_engine final : public engine_i {
     bool seq_start(int seq, const sampling_params &params, std::span<const token_id> history,
                    size_t n_generated = 0) override;
     int decode(const std::vector<batch_item> &items) override;
+    void set_interrupt(const std::atomic<bool> *flag) override;
     token_id sample(int seq, int item, uint32_t index) override;
     int32_t spec_draft_max() const override { return spec_draft_max_; }
     void draft(int seq, std::span<const token_id> tokens, int32_t n_max,
@@ -98,11 +99,6 @@ class llama_engine final : public engine_i {
   private:
     void warm_up_chat();
     void start_drafter(int32_t threads);
-    static std::vector<std::pair<size_t, std::string>> boundary_keys(
-        const std::vector<chat_message> &messages, const chat_options &options);
-    bool boundary_render(const std::vector<chat_message> &messages, size_t k,
-                         const chat_options &options, const std::string &key,
-                         std::string &text) const;
     struct impl;
     std::unique_ptr<impl> impl_;
     llama_engine_options opts_;

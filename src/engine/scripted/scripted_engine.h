@@ -54,6 +54,7 @@ class scripted_engine final : public engine_i {
     bool seq_start(int seq, const sampling_params &params, std::span<const token_id> history,
                    size_t n_generated = 0) override;
     int decode(const std::vector<batch_item> &items) override { return inner_.decode(items); }
+    void set_interrupt(const std::atomic<bool> *flag) override { inner_.set_interrupt(flag); }
     /** Token `index` of the scripted reply (then end of turn), or the wrapped engine's draw. */
     token_id sample(int seq, int item, uint32_t index) override;
     void seq_end(int seq) override;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -44,9 +45,19 @@ class fake_engine : public engine_i {
     int decode(const std::vector<batch_item> &items) override {
         size_t n_in = 0;
         for (const auto &it : items) n_in += it.tokens.size();
-        if (decode_sleep_us || token_sleep_us)
-            std::this_thread::sleep_for(
-                std::chrono::microseconds(decode_sleep_us + token_sleep_us * n_in));
+        in_decode = true;
+        // The decode's time, in 100 us steps that watch the interrupt flag (set_interrupt).
+        const auto until = std::chrono::steady_clock::now() +
+                           std::chrono::microseconds(decode_sleep_us + token_sleep_us * n_in);
+        while (std::chrono::steady_clock::now() < until) {
+            if (interrupt_flag && interrupt_flag->load()) {
+                in_decode = false;
+                ++interrupted;
+                return k_decode_interrupted;  // nothing applied, as the real engine
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+        in_decode    = false;
         size_t cells = 0, adding = 0;
         for (auto &[s, toks] : mem) cells += toks.size();
         for (const auto &it : items) adding += it.tokens.size();
@@ -60,6 +71,7 @@ class fake_engine : public engine_i {
         }
         return 0;
     }
+    void set_interrupt(const std::atomic<bool> *flag) override { interrupt_flag = flag; }
     token_id sample(int seq, int item, uint32_t) override {
         if (!samplers.count(seq)) ++no_sampler;  // the real engine would crash here
         if (!sample_from_memory) return last.at(item).tokens.back() + 1;
@@ -138,6 +150,9 @@ class fake_engine : public engine_i {
     std::set<int> samplers;   // sequences with a sampler (seq_start .. seq_end / park)
     int no_sampler      = 0;  // samples of a sequence without one
     int decode_sleep_us = 0;  // makes ticks take time, so sessions can arrive mid-run
+    const std::atomic<bool> *interrupt_flag = nullptr;  // set_interrupt's
+    std::atomic<bool> in_decode{false};                 // a decode is running (tests wait on it)
+    int interrupted = 0;                                // decodes stopped by the flag
     std::map<token_id, std::string> pieces;
     std::vector<std::vector<batch_item>> calls;
     std::vector<batch_item> last;

@@ -199,6 +199,72 @@ TEST(Scheduler, InteractiveSessionPreemptsABatchSequenceWhichResumesExactly) {
     }
 }
 
+// An interactive request arriving while a tick of batch work decodes stops that decode: its
+// prompt is the next (completed) decode, alone, and the batch sequence redoes the interrupted
+// tick with the same tokens, its stream unchanged. A decode that already carries interactive
+// work is not interrupted by another interactive arrival; with interrupt_ticks off, none is.
+namespace {
+
+struct interrupt_run {
+    sf::scheduler_stats stats;
+    int interrupted = 0, bad_positions = 0;
+    std::vector<std::vector<sf::batch_item>> calls;
+    std::vector<session_event> batch;
+};
+
+interrupt_run run_with_arrival(bool interrupt_ticks, sf::priority_class first_cls) {
+    sf::test::fake_engine eng;
+    eng.seqs            = 2;
+    eng.decode_sleep_us = 300000;  // a slow model's tick
+    auto o              = opts(64, 64);
+    o.interrupt_ticks   = interrupt_ticks;
+    sf::scheduler s(eng, o);
+    auto b = submit(s, "first", 8, 3, {}, first_cls);
+    s.start();
+    for (int i = 0; i < 5000 && !eng.in_decode; ++i) std::this_thread::sleep_for(1ms);
+    auto chat = submit(s, "chat", 4, 2, {}, sf::priority_class::INTERACTIVE);
+    auto c    = drain(*chat);
+    interrupt_run r;
+    r.batch = drain(*b);
+    s.stop();
+    EXPECT_EQ(c.back().reason, sf::finish_reason::LENGTH);
+    r.stats         = s.stats();
+    r.interrupted   = eng.interrupted;
+    r.bad_positions = eng.bad_positions;
+    r.calls         = eng.calls;
+    return r;
+}
+
+}  // namespace
+
+TEST(Scheduler, AnInteractiveArrivalInterruptsTheBatchDecodeInFlight) {
+    auto r = run_with_arrival(true, sf::priority_class::BATCH);
+    EXPECT_EQ(r.interrupted, 1);
+    EXPECT_EQ(r.stats.interrupted_ticks, 1u);
+    EXPECT_EQ(r.bad_positions, 0);
+    // The first completed decode is the chat's prompt alone (slot 1; the batch holds slot 0).
+    ASSERT_FALSE(r.calls.empty());
+    ASSERT_EQ(r.calls[0].size(), 1u);
+    EXPECT_EQ(r.calls[0][0].seq, 1);
+    EXPECT_EQ(r.calls[0][0].tokens.size(), 4u);
+    // The batch sequence's stream is the one it gives alone: 11, 12, 13.
+    ASSERT_EQ(r.batch.size(), 4u);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(r.batch[i].token, 11 + i);
+}
+
+TEST(Scheduler, ADecodeWithInteractiveWorkOrInterruptionOffIsNeverInterrupted) {
+    for (bool on : {true, false}) {
+        auto r =
+            run_with_arrival(on, on ? sf::priority_class::INTERACTIVE : sf::priority_class::BATCH);
+        EXPECT_EQ(r.interrupted, 0) << on;
+        EXPECT_EQ(r.stats.interrupted_ticks, 0u) << on;
+        ASSERT_FALSE(r.calls.empty());
+        EXPECT_EQ(r.calls[0][0].seq, 0) << "the decode in flight finished first";
+        ASSERT_EQ(r.batch.size(), 4u);
+        for (int i = 0; i < 3; ++i) EXPECT_EQ(r.batch[i].token, 11 + i);
+    }
+}
+
 // Across classes: a waiter of the running class or a less urgent one does not preempt by
 // class. (Within a class a newcomer may park the most-served sequence after its quantum: the
 // fairness policy, service_policy_test.cpp; an hour's quantum keeps it out of this test.)

@@ -40,6 +40,47 @@ TEST(TickPlanner, InteractivePrefillTickCarriesNoLowerClassPrefill) {
     EXPECT_EQ(plan[2].n_tokens, 62);
 }
 
+// While an interactive sequence generates, lower classes' prompt tokens in its ticks stop at
+// interactive_tick_prefill (what fits the tick-time target: none on a slow model); another
+// interactive prompt is not capped by it.
+TEST(TickPlanner, AnInteractiveDecodeTickCapsLowerClassPrefill) {
+    std::vector<plan_input> seqs = {
+        {0, priority_class::BATCH, 500, false, 0, 1},
+        {1, priority_class::INTERACTIVE, 1, true, 1, 2},
+        {2, priority_class::NORMAL, 300, false, 0, 3},
+    };
+    sf::planner_options o{512, 512};
+    o.quantum = 64;
+    for (int32_t cap : {0, 64, 128}) {
+        o.interactive_tick_prefill = cap;
+        auto plan                  = plan_tick(seqs, o);
+        int32_t lower              = 0;
+        for (const auto &e : plan)
+            if (e.slot != 1) lower += e.n_tokens;
+        EXPECT_EQ(plan[0].slot, 1) << cap;
+        EXPECT_EQ(lower, cap) << cap;
+    }
+    o.interactive_tick_prefill = -1;  // not measured yet: the budget as before
+    auto plan                  = plan_tick(seqs, o);
+    int32_t lower              = 0;
+    for (const auto &e : plan)
+        if (e.slot != 1) lower += e.n_tokens;
+    EXPECT_EQ(lower, 300 + 192);  // the normal prompt whole, then whole quanta of the batch one
+    // Another interactive sequence's prompt is not lower class: it takes its whole rest.
+    seqs.push_back({3, priority_class::INTERACTIVE, 40, false, 0, 4});
+    o.interactive_tick_prefill = 0;
+    plan                       = plan_tick(seqs, o);
+    ASSERT_EQ(plan.size(), 2u);
+    EXPECT_EQ(plan[1].slot, 3);
+    EXPECT_EQ(plan[1].n_tokens, 40);
+    // Without an interactive decode step the cap does not apply.
+    seqs = {{0, priority_class::BATCH, 500, false, 0, 1},
+            {2, priority_class::NORMAL, 1, true, 1, 3}};
+    plan = plan_tick(seqs, o);
+    ASSERT_EQ(plan.size(), 2u);
+    EXPECT_EQ(plan[1].n_tokens, 500);
+}
+
 TEST(TickPlanner, PrefillChunksAreWholeQuantaExceptAPromptsLastPiece) {
     // Budget 512 total, 200 prompt tokens per tick, quantum 64: 192 (3 x 64), not 200.
     std::vector<plan_input> seqs = {{0, priority_class::NORMAL, 1000, false, 0, 1}};
