@@ -443,6 +443,7 @@ bool scheduler::tick() {
                std::any_of(plan.begin(), plan.end(),
                              [&](const plan_entry &e) { return e.slot == p.slot; });
     });
+    interrupt_.store(false);  // a late arrival's flag from the last decode is stale
     plain_decode_.store(plain && opts_.interrupt_ticks);
     int rc = engine_.decode(items);
     plain_decode_.store(false);
