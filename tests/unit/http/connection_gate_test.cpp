@@ -29,7 +29,10 @@ TEST(connection_gate, a_burst_of_connections_each_gets_a_thread_at_once) {
             cv.wait(lk, [&] { return release; });
         }));
     ASSERT_TRUE(gate.enqueue([&] { quick_ran = true; }));
-    for (int i = 0; i < 500 && !quick_ran; ++i) std::this_thread::sleep_for(10ms);
+    // The threads start in any order (slowly under the sanitizers): wait for all thirteen to
+    // have run, none released yet, so every one had its own thread at the same time.
+    for (int i = 0; i < 500 && !(quick_ran && blocked == 12); ++i)
+        std::this_thread::sleep_for(10ms);
     EXPECT_TRUE(quick_ran) << "the short request waited behind the streams";
     EXPECT_EQ(blocked.load(), 12);
     {
