@@ -153,7 +153,8 @@ void scheduler::place(int i, seq_state &&s) {
     if (!sl.held.empty() && held_reuse(i, q.tokens, reuse_limit(q)) == 0) release_held(i);
     if (!q.attached && !opts_.cache->partial()) {
         // Snapshot points: message ends, and the prompt but its last token (an identical
-        // prompt then reuses all it can: the last token is decoded for its logits anyway).
+        // prompt then reuses all it can: the last token is decoded for its logits anyway);
+        // attach_new keeps those spaced at least a quantum apart (spaced_snapshot_points).
         const auto n_prompt = static_cast<int32_t>(q.req.prompt.size());
         for (int32_t b : q.req.boundaries)
             if (b > 0 && b < n_prompt - 1) q.boundaries.push_back(b);
@@ -454,8 +455,12 @@ bool scheduler::tick() {
         stats_.interrupted_ticks++;
         return true;
     }
-    adapt_prefill_budget(n_prompt, n_steps,
-                         std::chrono::duration<double, std::milli>(this->now() - started).count());
+    const double decode_ms =
+        std::chrono::duration<double, std::milli>(this->now() - started).count();
+    adapt_prefill_budget(n_prompt, n_steps, decode_ms);
+    SF_LOG_DEBUG("scheduler", "tick %llu: %zu sequences, %d prompt tokens, %d steps, %.2f ms",
+                 static_cast<unsigned long long>(tick_no_), plan.size(), n_prompt, n_steps,
+                 decode_ms);
     {
         std::lock_guard lk(mu_);
         stats_.ticks++;
@@ -483,9 +488,15 @@ bool scheduler::tick() {
         s.last_served    = tick_no_;
         s.last_served_at = served_at;
         if (!s.boundaries.empty() && s.n_past >= s.boundaries.front()) {
-            if (s.n_past == s.boundaries.front())
+            if (s.n_past == s.boundaries.front()) {
+                const auto t0 = std::chrono::steady_clock::now();
                 opts_.cache->snapshot(plan[i].slot,
                                       std::span(s.tokens).first(static_cast<size_t>(s.n_past)));
+                SF_LOG_DEBUG(
+                    "scheduler", "snapshot at %d tokens: %.2f ms", s.n_past,
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                        .count());
+            }
             s.boundaries.erase(s.boundaries.begin());
         }
         if (!items[i].want_logits) continue;

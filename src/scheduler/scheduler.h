@@ -185,6 +185,10 @@ class scheduler {
     int32_t held_reuse(int slot, std::span<const token_id> tokens, int32_t max_len) const;
     void release_held(int slot);
     int32_t reusable_soon(int slot, int32_t max_len) const;
+    // The snapshot points of `points` (ascending) that lie at least `quantum` tokens past
+    // `from` (the restored prefix) and past the previous point kept.
+    static std::vector<int32_t> spaced_snapshot_points(const std::vector<int32_t> &points,
+                                                       int32_t from, int32_t quantum);
     // Most prompt tokens a new sequence may take from a cache: all but the last (which is
     // decoded for its logits).
     static int32_t reuse_limit(const seq_state &s) {

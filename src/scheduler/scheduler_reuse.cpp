@@ -10,8 +10,10 @@
 // faults of fresh buffers), which made a cache hit's first token slower than llama-server's,
 // whose slots keep their cells.
 #include <algorithm>
+#include <chrono>
 
 #include "scheduler/scheduler.h"
+#include "util/log.h"
 
 namespace sf {
 
@@ -143,16 +145,40 @@ void scheduler::attach_new() {
             slots_[i].held.clear();
             opts_.cache->reused_in_place(i, s.tokens, n);
         } else {
+            const auto t0 = std::chrono::steady_clock::now();
             release_held(i);
             n = opts_.cache->attach(i, s.tokens, max_len, live);
+            SF_LOG_DEBUG(
+                "scheduler", "session %s: attached %d of %zu tokens in %.2f ms",
+                s.req.session_id.c_str(), n, s.tokens.size(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count());
         }
         s.n_past   = n;
         s.cached   = n;
         s.attached = true;
         s.pending.erase(s.pending.begin(), s.pending.begin() + n);
-        while (!s.boundaries.empty() && s.boundaries.front() <= n)
-            s.boundaries.erase(s.boundaries.begin());
+        s.boundaries = spaced_snapshot_points(s.boundaries, n, opts_.planner.quantum);
     }
+}
+
+// Each snapshot point splits the prefill: one more decode and a state save before the first
+// token. A point less than a quantum past the restored prefix or the previous point kept saves
+// a later request less than a quantum of prefill, which its own chunk computes nearly for free
+// (ggml's CPU flash attention pads a chunk's rows to 64 anyway), while the split costs now:
+// a chunk under 64 rows takes the per-row path. Measured on the hybrid bench model, 4,000-token
+// shared prefix: a 130-token edit cut at every message end ran as chunks of 63, 47, 18, 1 and
+// 1 tokens (105 ms of decode, 13 ms of saves).
+std::vector<int32_t> scheduler::spaced_snapshot_points(const std::vector<int32_t> &points,
+                                                       int32_t from, int32_t quantum) {
+    std::vector<int32_t> out;
+    int32_t last = from;
+    for (int32_t p : points) {
+        if (p - last < std::max(quantum, 1)) continue;
+        out.push_back(p);
+        last = p;
+    }
+    return out;
 }
 
 }  // namespace sf

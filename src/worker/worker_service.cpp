@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <chrono>
+
 #include "engine/sampling_limits.h"
 #include "protocol/convert.h"
 #include "util/log.h"
@@ -103,8 +105,10 @@ grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateReq
         rej->set_param(param);
         return grpc::Status::OK;
     }
+    const auto t_start = std::chrono::steady_clock::now();
     rendered_prompt prompt;
     if (!prepare(*req, prompt, *reply->mutable_rejected())) return grpc::Status::OK;
+    const auto t_prepared = std::chrono::steady_clock::now();
     const auto n_prompt   = static_cast<int32_t>(prompt.tokens.size());
     const std::string &id = req->session_id();
     auto channel          = std::make_shared<event_channel>(box, id, req->epoch());
@@ -130,6 +134,15 @@ grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateReq
         prompt.tokens = sr.prompt;
         sr.boundaries =
             engine_->message_boundaries(msgs, protocol::from_proto(req->chat().options()), prompt);
+    }
+    if (log::enabled(log::level::DEBUG)) {
+        using ms                = std::chrono::duration<double, std::milli>;
+        const auto t_boundaries = std::chrono::steady_clock::now();
+        SF_LOG_DEBUG("worker",
+                     "session %s: %d prompt tokens, render+tokenize %.2f ms, %zu message "
+                     "boundaries %.2f ms",
+                     id.c_str(), n_prompt, ms(t_prepared - t_start).count(), sr.boundaries.size(),
+                     ms(t_boundaries - t_prepared).count());
     }
     // Admission control: a full class queue is an overload, answered before any token.
     if (!sched_->submit(std::move(sr))) {

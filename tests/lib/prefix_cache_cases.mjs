@@ -24,6 +24,8 @@ export const words = (seed, n) => {
   return Array.from({ length: n }, () => w[(x = (x * 1103515245 + 12345) % 2147483648) % w.length]).join(' ');
 };
 const SYS = `You are a careful assistant. ${words(1, 300)}`;
+// The scheduler's planner quantum: the least spacing of snapshot points (scheduler_reuse.cpp).
+const QUANTUM = 64;
 
 export async function chat(server, messages, extra = {}) {
   const res = await fetch(`${server.baseURL}/chat/completions`, {
@@ -112,14 +114,21 @@ export function prefixCacheCases(arch) {
       await s.stop();
     }
     for (const [k, r] of Object.entries(got)) assert.equal(r.text, scratch[k].text, `${arch} ${k}: same text as from scratch`);
+    // Snapshots (hybrid): a point less than a quantum past the previous one is not taken, so
+    // up to that many tokens after the last snapshot are computed again (scheduler_reuse.cpp).
+    const slack = arch === 'lfm2' ? QUANTUM : 1;
     for (const i of MODES.keys()) {
       const first = got[`first${i}`];
-      // Identical prompt: all of it but the last token (decoded again for its logits).
-      assert.equal(got[`same${i}`].cached, first.prompt - 1, `${arch} identical prompt`);
+      console.log(`${arch} mode ${i}: prompt ${first.prompt}, identical ${got[`same${i}`].cached}, other ${got[`other${i}`].cached}, turn 2 ${got[`turn2${i}`].cached} of ${got[`turn2${i}`].prompt}`);
+      // Identical prompt: all of it but the last token (decoded again for its logits); on
+      // snapshots, all but the tokens after the last snapshot point.
+      assert.ok(got[`same${i}`].cached <= first.prompt - 1 && got[`same${i}`].cached >= first.prompt - slack,
+        `${arch} identical prompt: ${got[`same${i}`].cached} of ${first.prompt}`);
+      if (arch !== 'lfm2') assert.equal(got[`same${i}`].cached, first.prompt - 1);
       // New user message: the system prompt (300 words) at least.
       assert.ok(got[`other${i}`].cached > 300, `${arch} shared system prompt: ${got[`other${i}`].cached}`);
       // Next turn: turn 1's prompt (but its last token) at least.
-      assert.ok(got[`turn2${i}`].cached >= first.prompt - 1, `${arch} multi-turn: ${got[`turn2${i}`].cached} of ${first.prompt}`);
+      assert.ok(got[`turn2${i}`].cached >= first.prompt - slack, `${arch} multi-turn: ${got[`turn2${i}`].cached} of ${first.prompt}`);
     }
 
     // Restart: the system prompt comes from the disk tier.
@@ -189,10 +198,13 @@ export function prefixCacheCases(arch) {
         assert.ok(calls?.length >= 1, JSON.stringify(body.choices[0]));
         if (turn > 0) {
           // This turn's messages (the answer, the tool result) and the generation prompt: the
-          // end of the last message is a snapshot point, so at most the previous turn's
-          // generation prompt (<= 8 tokens) is computed again.
+          // end of the last message (the tool result, 80 words) is a snapshot point, so at most
+          // the previous turn's generation prompt (<= 8 tokens) is computed again.
+          // Turn 0's last message ('Find the bug.') is shorter than a quantum: on snapshots its
+          // end is no snapshot point, and turn 1 computes it again.
           const grown = prompt - before;
-          assert.ok(prompt - cached <= grown + 8, `${arch} turn ${turn}: computed ${prompt - cached} of ${prompt} for ${grown} new tokens`);
+          const slack = arch === 'lfm2' && turn === 1 ? QUANTUM : 0;
+          assert.ok(prompt - cached <= grown + 8 + slack, `${arch} turn ${turn}: computed ${prompt - cached} of ${prompt} for ${grown} new tokens`);
         }
         before = prompt;
         messages.push({ role: 'assistant', content: null, tool_calls: calls });

@@ -83,7 +83,8 @@ common_chat_params apply_template(const common_chat_templates *templates,
 
 chat_render_result render_chat_template(const common_chat_templates *templates,
                                         const std::vector<chat_message> &messages,
-                                        bool add_generation_prompt, const chat_options &opt) {
+                                        bool add_generation_prompt, const chat_options &opt,
+                                        bool memo) {
     common_chat_templates_inputs in;
     in.use_jinja             = true;
     in.add_generation_prompt = add_generation_prompt;
@@ -118,7 +119,8 @@ chat_render_result render_chat_template(const common_chat_templates *templates,
         in.chat_template_kwargs["enable_thinking"] = "false";
     }
 
-    const common_chat_params p = memo_render(templates, in, apply_template);
+    const common_chat_params p =
+        memo ? memo_render(templates, in, apply_template) : apply_template(templates, in);
     chat_render_result out;
     out.prompt      = p.prompt;
     out.extra_stops = p.additional_stops;

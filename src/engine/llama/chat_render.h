@@ -30,7 +30,8 @@ struct chat_render_result {
  */
 chat_render_result render_chat_template(const common_chat_templates *templates,
                                         const std::vector<chat_message> &messages,
-                                        bool add_generation_prompt, const chat_options &options);
+                                        bool add_generation_prompt, const chat_options &options,
+                                        bool memo = true);
 
 /**
  * One message in llama.cpp common's form (role, content, reasoning, tool calls and results).

@@ -1,24 +1,25 @@
 #include "engine/llama/render_memo.h"
 
+#include <algorithm>
 #include <atomic>
 #include <ctime>
 #include <list>
 #include <mutex>
 #include <string_view>
+#include <vector>
 
 namespace sf {
 
 namespace {
 
-constexpr std::string_view k_placeholder = "\x1esf-last-user-message\x1e";
-constexpr size_t k_keys                  = 16;  // a few system prompts and tool sets at once
+constexpr size_t k_keys = 16;  // a few system prompts and tool sets at once
 // Keys longer than this are not kept (a long conversation is a new key every turn anyway).
 constexpr size_t k_max_key = size_t(1) << 20;
 
 struct memo_entry {
     std::string key;
-    bool exact = false;         // the placeholder rendering reproduces the full one
-    common_chat_params params;  // with the placeholder in the prompt
+    bool exact = false;         // the marked rendering reproduces the full one
+    common_chat_params params;  // with the marks in the prompt
 };
 
 struct memo_state {
@@ -32,27 +33,28 @@ memo_state &state() {
     return *s;
 }
 
-bool inert(const std::string &s) {
-    if (s.empty() || std::isspace(static_cast<unsigned char>(s.front())) ||
-        std::isspace(static_cast<unsigned char>(s.back())))
-        return false;
-    return s.find_first_of("<>[]{}|\\/") == std::string::npos &&
-           s.find(k_placeholder) == std::string::npos;
-}
-
 void add_field(std::string &key, std::string_view v) {
     key += std::to_string(v.size());
     key += ':';
     key += v;
 }
 
-// Everything the template sees but the last message's content; "" when not memoizable.
+// The stand-in for message i's content: 0x1e never occurs in inert content.
+std::string mark(size_t i) {
+    return "\x1esf-message-" + std::to_string(i) + "\x1e";
+}
+
+// User messages and tool results of plain inert text: what changes between requests that share
+// a system prompt, tools and history (the new question, an edited message, a tool's output).
+bool markable(const common_chat_msg &m) {
+    return (m.role == "user" || m.role == "tool") && m.content_parts.empty() &&
+           m.tool_calls.empty() && m.reasoning_content.empty() && inert_content(m.content);
+}
+
+// Everything the template sees, marked contents as their marks; "" when not memoizable (no
+// message is marked, or the key is too long).
 std::string key_of(const common_chat_templates *t, const common_chat_templates_inputs &in) {
-    if (in.messages.empty()) return {};
-    const auto &last = in.messages.back();
-    if (last.role != "user" || !last.content_parts.empty() || !last.tool_calls.empty() ||
-        !last.reasoning_content.empty() || !inert(last.content))
-        return {};
+    if (std::none_of(in.messages.begin(), in.messages.end(), markable)) return {};
     std::string key = std::to_string(reinterpret_cast<uintptr_t>(t));
     // Templates may print today's date (strftime_now, date_string).
     char day[16];
@@ -74,7 +76,7 @@ std::string key_of(const common_chat_templates *t, const common_chat_templates_i
     for (size_t i = 0; i < in.messages.size(); ++i) {
         const auto &m = in.messages[i];
         add_field(key, m.role);
-        add_field(key, i + 1 == in.messages.size() ? std::string_view() : m.content);
+        add_field(key, markable(m) ? mark(i) : m.content);
         add_field(key, m.reasoning_content);
         add_field(key, m.tool_name);
         add_field(key, m.tool_call_id);
@@ -85,13 +87,17 @@ std::string key_of(const common_chat_templates *t, const common_chat_templates_i
     return key.size() <= k_max_key ? key : std::string();
 }
 
-// Puts `text` in place of the one placeholder; false when it is not there exactly once.
-bool put_back(std::string &prompt, const std::string &text) {
-    const size_t at = prompt.find(k_placeholder);
-    if (at == std::string::npos ||
-        prompt.find(k_placeholder, at + k_placeholder.size()) != std::string::npos)
-        return false;
-    prompt.replace(at, k_placeholder.size(), text);
+// Puts each marked message's content in place of its mark; false when a mark is not there
+// exactly once.
+bool put_back(std::string &prompt, const std::vector<common_chat_msg> &messages) {
+    for (size_t i = 0; i < messages.size(); ++i) {
+        if (!markable(messages[i])) continue;
+        const std::string m = mark(i);
+        const size_t at     = prompt.find(m);
+        if (at == std::string::npos || prompt.find(m, at + m.size()) != std::string::npos)
+            return false;
+        prompt.replace(at, m.size(), messages[i].content);
+    }
     return true;
 }
 
@@ -107,13 +113,19 @@ bool same(const common_chat_params &a, const common_chat_params &b) {
 
 }  // namespace
 
+bool inert_content(std::string_view s) {
+    if (s.empty() || std::isspace(static_cast<unsigned char>(s.front())) ||
+        std::isspace(static_cast<unsigned char>(s.back())))
+        return false;
+    return s.find_first_of("<>[]{}|\\/\x1e") == std::string_view::npos;
+}
+
 common_chat_params memo_render(const common_chat_templates *templates,
                                const common_chat_templates_inputs &in,
                                const template_apply &apply) {
     const std::string key = key_of(templates, in);
     if (key.empty()) return apply(templates, in);
-    const std::string &content = in.messages.back().content;
-    auto &st                   = state();
+    auto &st = state();
     {
         std::lock_guard lk(st.mu);
         for (auto it = st.entries.begin(); it != st.entries.end(); ++it) {
@@ -121,7 +133,7 @@ common_chat_params memo_render(const common_chat_templates *templates,
             st.entries.splice(st.entries.begin(), st.entries, it);
             if (!it->exact) return apply(templates, in);
             common_chat_params p = it->params;
-            if (put_back(p.prompt, content)) {
+            if (put_back(p.prompt, in.messages)) {
                 st.hits.fetch_add(1, std::memory_order_relaxed);
                 return p;
             }
@@ -129,14 +141,15 @@ common_chat_params memo_render(const common_chat_templates *templates,
         }
     }
     // First request of this key: render both ways and compare.
-    common_chat_templates_inputs with_placeholder = in;
-    with_placeholder.messages.back().content      = std::string(k_placeholder);
+    common_chat_templates_inputs with_marks = in;
+    for (size_t i = 0; i < with_marks.messages.size(); ++i)
+        if (markable(in.messages[i])) with_marks.messages[i].content = mark(i);
     memo_entry e;
     e.key                   = key;
-    e.params                = apply(templates, with_placeholder);
+    e.params                = apply(templates, with_marks);
     common_chat_params mine = e.params;
     common_chat_params full = apply(templates, in);
-    e.exact                 = put_back(mine.prompt, content) && same(mine, full);
+    e.exact                 = put_back(mine.prompt, in.messages) && same(mine, full);
     std::lock_guard lk(st.mu);
     st.entries.push_front(std::move(e));
     if (st.entries.size() > k_keys) st.entries.pop_back();

@@ -1,26 +1,28 @@
 // A memo of chat template renderings (worker request threads), so that a request differing
-// from a recent one only in its last user message skips llama.cpp's template application.
+// from a recent one only in the text of its user messages and tool results skips llama.cpp's
+// template application.
 //
 // Why: common_chat_templates_apply analyses the template's structure on every call (its
 // differential autoparser renders the template with probe inputs) and renders the prompt
 // three times: 3.8 ms per request on the 2-core test VM whatever the prompt's length, a fifth
 // of a prefix-cache hit's time to first token (issue #18), spent again on every question
-// asked against the same system prompt, tools and history.
+// asked against the same system prompt, tools and history, and on every edited message.
 //
 // How: the key is everything the template sees (templates, tools, options, the date, every
-// message) except the last message's content, when that message is a user message whose
-// content is inert: non-empty, no leading or trailing whitespace, none of < > [ ] { } | \ /
-// (the characters templates test content for: tags, "/think" switches, tool-response
-// wrappers; trim is then the identity). The value is the rendering with a placeholder in
-// place of that content. The first request of a key renders both ways; only when putting the
-// content in the placeholder's place gives exactly the full rendering (prompt, grammar,
-// parser, stops, generation prompt) do later requests of that key take the memo. Anything
-// else is rendered in full. Thread-safe.
+// message), with the content of each user message and tool result whose content is inert
+// replaced by a mark of its position. Inert (inert_content below): non-empty, no leading or
+// trailing whitespace, none of < > [ ] { } | \ / (the characters templates test content for:
+// tags, "/think" switches, tool-response wrappers; trim is then the identity). The value is
+// the rendering with the marks. The first request of a key renders both ways; only when
+// putting the contents in the marks' places gives exactly the full rendering (prompt,
+// grammar, parser, stops, generation prompt) do later requests of that key take the memo.
+// A request with no such message is rendered in full. Thread-safe.
 #pragma once
 
 #include <chat.h>
 
 #include <functional>
+#include <string_view>
 
 namespace sf {
 
@@ -31,6 +33,13 @@ using template_apply = std::function<common_chat_params(const common_chat_templa
 /** common_chat_templates_apply(templates, in), from the memo where it holds. */
 common_chat_params memo_render(const common_chat_templates *templates,
                                const common_chat_templates_inputs &in, const template_apply &apply);
+
+/**
+ * True when a template cannot tell `s` from any other inert content by what it tests: non-empty,
+ * no leading or trailing whitespace, none of < > [ ] { } | \ / nor the 0x1e that the memos'
+ * placeholders use (see the file comment).
+ */
+bool inert_content(std::string_view s);
 
 /** Renderings taken from the memo since start (tests). */
 uint64_t memo_render_hits();

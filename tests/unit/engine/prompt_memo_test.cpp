@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <random>
 
+#include "engine/llama/message_boundaries.h"
 #include "engine/llama/render_memo.h"
 #include "engine/llama/token_memo.h"
 #include "tiny_engine.h"
@@ -78,28 +79,34 @@ TEST_F(PromptMemoTest, TokensEqualAWholeTokenizationWhateverPrefixIsReused) {
     EXPECT_GT(memo.reused_tokens(), 1000u);  // the memo was used, not bypassed
 }
 
+// llama.cpp's template application, counting its calls in `applied`.
+sf::template_apply counting_apply(int &applied) {
+    return [&applied](const common_chat_templates *t, const common_chat_templates_inputs &in) {
+        ++applied;
+        return common_chat_templates_apply(t, in);
+    };
+}
+
+common_chat_msg message(const std::string &role, const std::string &content) {
+    common_chat_msg m;
+    m.role    = role;
+    m.content = content;
+    return m;
+}
+
 common_chat_templates_inputs conversation(const std::string &system, const std::string &last) {
     common_chat_templates_inputs in;
     in.use_jinja = true;
-    common_chat_msg s, u;
-    s.role      = "system";
-    s.content   = system;
-    u.role      = "user";
-    u.content   = last;
-    in.messages = {s, u};
+    in.messages  = {message("system", system), message("user", last)};
     return in;
 }
 
 // Asked again with another last user message, the memo answers without applying the
 // template, and its rendering is the one the template gives.
 TEST_F(PromptMemoTest, RenderingsFromTheMemoEqualTheTemplatesOwn) {
-    auto tmpls               = common_chat_templates_init(engine_->model(), "");
-    int applied              = 0;
-    sf::template_apply apply = [&](const common_chat_templates *t,
-                                   const common_chat_templates_inputs &in) {
-        ++applied;
-        return common_chat_templates_apply(t, in);
-    };
+    auto tmpls       = common_chat_templates_init(engine_->model(), "");
+    int applied      = 0;
+    const auto apply = counting_apply(applied);
     const std::string system(3000, 'x');
     const uint64_t hits0 = sf::memo_render_hits();
     for (int i = 0; i < 6; ++i) {
@@ -122,18 +129,77 @@ TEST_F(PromptMemoTest, RenderingsFromTheMemoEqualTheTemplatesOwn) {
     }
 }
 
+// An edited earlier user message meets the memo too (every user message and tool result of
+// inert text is marked, not only the last one); the renderings are still the template's own,
+// and content a template may look into is rendered in full.
+TEST_F(PromptMemoTest, EditedEarlierMessagesAndToolResultsComeFromTheMemo) {
+    auto tmpls       = common_chat_templates_init(engine_->model(), "");
+    int applied      = 0;
+    const auto apply = counting_apply(applied);
+    const std::string system(2000, 'y');
+    const auto edited = [&](const std::string &second, const std::string &result) {
+        common_chat_templates_inputs in;
+        in.use_jinja = true;
+        in.messages  = {message("system", system),
+                        message("user", "first question"),
+                        message("assistant", "first answer"),
+                        message("user", second),
+                        message("assistant", "second answer"),
+                        message("user", result)};
+        return in;
+    };
+    const uint64_t hits0 = sf::memo_render_hits();
+    for (int i = 0; i < 4; ++i) {
+        const auto in = edited("edited message " + std::to_string(i), "last " + std::to_string(i));
+        EXPECT_EQ(sf::memo_render(tmpls.get(), in, apply).prompt,
+                  common_chat_templates_apply(tmpls.get(), in).prompt);
+    }
+    EXPECT_EQ(applied, 2);  // the first request, both ways
+    EXPECT_EQ(sf::memo_render_hits() - hits0, 3u);
+    applied       = 0;
+    const auto in = edited("an <b>edited</b> message", "last");
+    EXPECT_EQ(sf::memo_render(tmpls.get(), in, apply).prompt,
+              common_chat_templates_apply(tmpls.get(), in).prompt);
+    EXPECT_GE(applied, 1);  // the tagged message is in the key: rendered, not from the memo
+    EXPECT_EQ(sf::memo_render_hits() - hits0, 3u);
+}
+
+// The message boundary finder's memo (hybrid models' snapshot points): with an earlier user
+// message edited and a new question each time, the boundaries it gives from its memo are the
+// ones a fresh finder computes.
+TEST_F(PromptMemoTest, MessageBoundariesFromTheMemoEqualFreshOnes) {
+    auto tmpls               = common_chat_templates_init(engine_->model(), "");
+    const llama_vocab *vocab = llama_model_get_vocab(engine_->model());
+    sf::message_boundary_finder warm(tmpls.get(), vocab);
+    const sf::chat_options opts;
+    for (int i = 0; i < 4; ++i) {
+        const std::string n                      = std::to_string(i);
+        const std::vector<sf::chat_message> msgs = {
+            {"system", "You are brief. " + std::string(1500, 'z'), "", "", "", {}},
+            {"user", "first question", "", "", "", {}},
+            {"assistant", "first answer", "", "", "", {}},
+            {"user", "edited message " + n, "", "", "", {}},
+            {"assistant", "second answer", "", "", "", {}},
+            {"user", "question " + n, "", "", "", {}}};
+        sf::rendered_prompt p;
+        std::string err;
+        ASSERT_TRUE(engine_->render_chat(msgs, true, opts, p, err)) << err;
+        sf::message_boundary_finder cold(tmpls.get(), vocab);
+        const auto got = warm.find(msgs, opts, p);
+        EXPECT_EQ(got, cold.find(msgs, opts, p)) << i;
+        EXPECT_EQ(got.size(), 6u) << i;
+    }
+    EXPECT_EQ(warm.memo_hits(), 3u * 6u);  // every request after the first, every message
+}
+
 // A template that changes the content (here: upper case) never gets its renderings from the
 // memo: the first comparison fails, and every request is rendered by the template.
 TEST_F(PromptMemoTest, ATemplateThatChangesTheContentIsAlwaysApplied) {
     auto tmpls = common_chat_templates_init(
         engine_->model(),
         "{% for m in messages %}{{ m.role }}: {{ m.content | upper }}\n{% endfor %}");
-    int applied              = 0;
-    sf::template_apply apply = [&](const common_chat_templates *t,
-                                   const common_chat_templates_inputs &in) {
-        ++applied;
-        return common_chat_templates_apply(t, in);
-    };
+    int applied      = 0;
+    const auto apply = counting_apply(applied);
     for (int i = 0; i < 4; ++i) {
         const auto in  = conversation("Be brief.", "question " + std::to_string(i));
         const auto got = sf::memo_render(tmpls.get(), in, apply);

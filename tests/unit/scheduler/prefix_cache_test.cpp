@@ -134,21 +134,48 @@ TEST(PrefixCache, MultiTurnContinuationReusesPromptAndAnswer) {
 TEST(PrefixCache, SnapshotsAtMessageBoundariesOnRecurrentMemory) {
     fixture f(false);
     f.sched->start();
-    // Message boundaries at 50 and 120: the second prompt shares 130 tokens, but only the
-    // snapshot at 120 is reusable (a recurrent state cannot be cut back to 130).
-    auto p1 = prompt_of(130, 10, 1);
-    auto a  = f.run(p1, {50, 120});
+    // Message boundaries at 70 and 140: the second prompt shares 150 tokens, but only the
+    // snapshot at 140 is reusable (a recurrent state cannot be cut back to 150).
+    auto p1 = prompt_of(150, 80, 1);
+    auto a  = f.run(p1, {70, 140});
     EXPECT_EQ(a.cached, 0);
-    auto p2 = prompt_of(130, 10, 2);
-    auto b  = f.run(p2, {50, 120});
-    EXPECT_EQ(b.cached, 120);
+    auto p2 = prompt_of(150, 80, 2);
+    auto b  = f.run(p2, {70, 140});
+    EXPECT_EQ(b.cached, 140);
     EXPECT_EQ(b.tokens, scratch(p2).tokens);
     // Identical prompt: the snapshot at the prompt's last token but one.
-    auto c = f.run(p2, {50, 120});
-    EXPECT_EQ(c.cached, 139);
+    auto c = f.run(p2, {70, 140});
+    EXPECT_EQ(c.cached, 229);
     EXPECT_EQ(c.tokens, b.tokens);
+    // A prompt sharing 100 tokens: the snapshot at 70.
+    EXPECT_EQ(f.run(prompt_of(100, 80, 3), {70}).cached, 70);
     EXPECT_EQ(f.eng.shares, 0);  // never shared partially
     EXPECT_EQ(f.eng.bad_positions, 0);
+    f.sched->stop();
+}
+
+// Snapshot points less than a quantum (64 tokens) past the restored prefix or the previous
+// point are not taken: each would split the prefill into one more decode (and a state save)
+// for less than a quantum of later reuse. The prompt's few new tokens are one chunk.
+TEST(PrefixCache, SnapshotPointsCloserThanAQuantumDoNotSplitThePrefill) {
+    fixture f(false);
+    f.sched->start();
+    auto p1 = prompt_of(150, 20, 1);
+    EXPECT_EQ(f.run(p1, {30, 140, 160}).cached, 0);  // 30: too close to the start
+    // A new question after the shared 140: restored there; 160 and 169 (the last token but
+    // one) are 20 and 29 tokens past it, so the 30 new tokens are decoded in one call.
+    const size_t calls = f.eng.calls.size();
+    auto p2            = prompt_of(150, 20, 2);
+    auto b             = f.run(p2, {30, 140, 160});
+    EXPECT_EQ(b.cached, 140);
+    EXPECT_EQ(b.tokens, scratch(p2).tokens);
+    ASSERT_GT(f.eng.calls.size(), calls);
+    EXPECT_EQ(f.eng.calls[calls].size(), 1u);
+    EXPECT_EQ(f.eng.calls[calls][0].tokens.size(), 30u);
+    // So the same prompt again restores 140, not 169 (nor 160).
+    EXPECT_EQ(f.run(p2, {30, 140, 160}).cached, 140);
+    // Nothing was kept at 30: a prompt sharing 40 tokens has no reusable prefix.
+    EXPECT_EQ(f.run(prompt_of(40, 80, 3), {30}).cached, 0);
     f.sched->stop();
 }
 
