@@ -8,10 +8,17 @@ namespace sf {
 
 local_worker::local_worker(std::vector<std::string> argv, std::string socket_path,
                            uint64_t stream_base, standby_mode standby)
-    : process_(std::move(argv), standby, [this] {
-          auto h = link_->health();
-          return h.reachable && h.status.ready;
-      }) {
+    : process_(
+          std::move(argv), standby,
+          [this] {
+              auto h = link_->health();
+              return h.reachable && h.status.ready;
+          },
+          [this] {
+              auto h = link_->health();
+              return h.reachable &&
+                     (h.status.active_sequences > 0 || h.status.waiting_sessions > 0);
+          }) {
     auto channel =
         grpc::CreateCustomChannel("unix:" + socket_path, grpc::InsecureChannelCredentials(),
                                   grpc_worker_link::channel_args());

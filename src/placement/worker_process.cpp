@@ -61,8 +61,8 @@ bool parse_standby_mode(const std::string &s, standby_mode &out) {
 }
 
 worker_process::worker_process(std::vector<std::string> argv, standby_mode standby,
-                               std::function<bool()> ready)
-    : argv_(std::move(argv)), standby_(standby), ready_(std::move(ready)) {
+                               std::function<bool()> ready, std::function<bool()> busy)
+    : argv_(std::move(argv)), standby_(standby), ready_(std::move(ready)), busy_(std::move(busy)) {
     if (pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
 }
 
@@ -173,11 +173,14 @@ void worker_process::supervise() {
     auto standby_at      = clock_type::now() + kStandbyDelay;
     bool standby_checked = false;  // `auto` decided for the worker now running
     while (!stopping_.load()) {
-        // Wake for a restart that is due, or every 250 ms while a standby is to be spawned.
+        // Wake for a restart that is due, every 250 ms while a standby is to be spawned, every
+        // 100 ms while one loads (to stop it soon after sessions arrive).
         auto now  = clock_type::now();
         auto next = restart_at;
         if (standby_ != standby_mode::off && standby.pid < 0 && active.pid > 0 && !standby_checked)
             next = std::min(next, std::max(standby_at, now + std::chrono::milliseconds(250)));
+        if (busy_ && standby.pid > 0 && !standby_ready_.load())
+            next = std::min(next, now + std::chrono::milliseconds(100));
         int timeout = -1;
         if (next != clock_type::time_point::max())
             timeout =
@@ -212,6 +215,9 @@ void worker_process::supervise() {
             // Only a loaded standby is promoted: one still loading would not listen (nor answer
             // Health) until it has, and the watchdog would take it for hung; it stays the
             // standby for the next failure while a new worker starts as without one.
+            if (standby.pid > 0 && standby.paused && standby_ready_.load() &&
+                kill(standby.pid, SIGCONT) == 0)
+                standby.paused = false;  // stopped just as it said it had loaded
             if (standby.pid > 0 && standby_ready_.load() && !exited(standby.pid, status) &&
                 write(standby.go_fd, "g", 1) == 1) {
                 close_fd(standby.go_fd);
@@ -241,6 +247,10 @@ void worker_process::supervise() {
             standby_at      = now + standby_backoff;
             standby_backoff = std::min(standby_backoff * 2, std::chrono::seconds(60));
         }
+        // A loading standby runs only while the worker is idle; a loaded one is never stopped,
+        // and a worker that died (active.pid < 0 now) leaves it to load at once.
+        if (standby.pid > 0)
+            pace_standby(standby, busy_ && !standby_ready_.load() && active.pid > 0 && busy_());
         if (active.pid < 0 && now >= restart_at) {
             restart_at = clock_type::time_point::max();
             started_at = now;
@@ -254,7 +264,8 @@ void worker_process::supervise() {
             standby_checked = false;
         }
         if (standby_ != standby_mode::off && standby.pid < 0 && active.pid > 0 &&
-            now >= standby_at && !standby_checked && (!ready_ || ready_())) {
+            now >= standby_at && !standby_checked && (!ready_ || ready_()) &&
+            (!busy_ || !busy_())) {
             standby_checked = true;
             if (standby_allowed(active.pid)) {
                 standby = spawn(true);
@@ -269,10 +280,23 @@ void worker_process::supervise() {
     standby_ready_.store(false);
 }
 
+// Stops (SIGSTOP) a loading standby while the worker is busy, continues it otherwise.
+void worker_process::pace_standby(child &standby, bool worker_busy) {
+    if (worker_busy == standby.paused) return;
+    if (kill(standby.pid, worker_busy ? SIGSTOP : SIGCONT) != 0) return;
+    standby.paused = worker_busy;
+    if (worker_busy) standby_pauses_++;
+    SF_LOG_INFO("head", "standby worker %d %s", standby.pid,
+                worker_busy ? "paused while the worker has sessions"
+                            : "loading again (the worker is idle or gone)");
+}
+
 // SIGTERM both, up to 5 s for them to exit, then SIGKILL; reaps them.
 void worker_process::stop_children(child &a, child &b) {
-    for (child *c : {&a, &b})
+    for (child *c : {&a, &b}) {
+        if (c->pid > 0 && c->paused) kill(c->pid, SIGCONT);  // to act on the SIGTERM
         if (c->pid > 0) kill(c->pid, SIGTERM);
+    }
     for (int i = 0; i < 100; ++i) {
         bool alive = false;
         for (child *c : {&a, &b}) {

@@ -10,6 +10,13 @@
 // later. The model is mmapped, so a standby costs its private memory (KV cache, compute buffers,
 // heap: RssAnon), which `auto` measures on the running worker before it spawns one.
 //
+// A standby's model load takes the cores the worker's decode needs (on the 2-core VM the chat's
+// TTFTs spread while one loaded beside agents). So a standby is spawned only while the worker has
+// no session running or waiting (`busy`), and one still loading when sessions arrive is stopped
+// (SIGSTOP) until the worker is idle again, or until the worker dies (it is then the next
+// worker's standby). A standby that has loaded waits in poll() and costs no CPU: it is never
+// stopped. Under steady load there is no standby: a crash then costs a model load, as without.
+//
 // Threads: the public methods are thread-safe; the supervising thread is its own (it alone
 // spawns, reaps and promotes).
 #pragma once
@@ -35,10 +42,12 @@ class worker_process {
     /**
      * `argv`: the worker's full command line (argv[0] = executable path); `standby`: whether to
      * keep a hot standby; `ready`: whether the running worker has loaded its model (the
-     * standby is spawned only after that; called on the supervising thread).
+     * standby is spawned only after that; called on the supervising thread); `busy`: whether
+     * the running worker has sessions running or waiting (a loading standby waits while it has;
+     * empty: never; called on the supervising thread every 100 ms while a standby loads).
      */
     explicit worker_process(std::vector<std::string> argv, standby_mode standby = standby_mode::off,
-                            std::function<bool()> ready = {});
+                            std::function<bool()> ready = {}, std::function<bool()> busy = {});
     ~worker_process();
 
     /**
@@ -62,27 +71,33 @@ class worker_process {
     bool standby_ready() const { return standby_ready_.load(); }
     /** Times a standby took over from a worker that died. */
     int promotions() const { return promotions_.load(); }
+    /** Times a loading standby was stopped because the worker had sessions. */
+    int standby_pauses() const { return standby_pauses_.load(); }
 
   private:
     struct child {
-        pid_t pid = -1;
-        int pidfd = -1;  // pidfd_open: readable when the child exits (-1: poll on a timer)
-        int go_fd = -1;  // a standby's socket: it sends 'r' once loaded; our 'g' promotes it
+        pid_t pid   = -1;
+        int pidfd   = -1;     // pidfd_open: readable when the child exits (-1: poll on a timer)
+        int go_fd   = -1;     // a standby's socket: it sends 'r' once loaded; our 'g' promotes it
+        bool paused = false;  // a loading standby we stopped (SIGSTOP) while the worker is busy
     };
     child spawn(bool standby);
     void supervise();
     void wait_events(const child &a, const child &b, int timeout_ms);
     bool standby_allowed(pid_t worker);
     void stop_children(child &a, child &b);
+    void pace_standby(child &standby, bool worker_busy);
 
     std::vector<std::string> argv_;
     standby_mode standby_;
     std::function<bool()> ready_;
+    std::function<bool()> busy_;
     std::atomic<pid_t> pid_{-1};
     std::atomic<pid_t> standby_pid_{-1};
     std::atomic<bool> standby_ready_{false};
     std::atomic<int> starts_{0};
     std::atomic<int> promotions_{0};
+    std::atomic<int> standby_pauses_{0};
     std::atomic<bool> stopping_{false};
     int wake_[2] = {-1, -1};  // stop() writes to wake_[1] to end a wait at once
     std::thread thread_;

@@ -116,6 +116,38 @@ test('--standby on: a worker SIGKILLed mid-stream is replaced by the loaded stan
   for (const pid of [...standbyPids(server), workerPid(server)]) assert.equal(alive(pid), false, `pid ${pid} exited`);
 });
 
+test('--standby on: no standby loads beside running sessions; it spawns and loads once the worker is idle', async () => {
+  const server = await startServer(['--standby', 'on']);
+  try {
+    // A long stream from the start: the standby is due 2 s after the worker's start, and waits.
+    const t0 = Date.now();
+    const ctl = new AbortController();
+    const res = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      signal: ctl.signal,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'Write a long essay.' }], max_tokens: 100000, ignore_eos: true, stream: true }),
+    });
+    assert.equal(res.status, 200);
+    const frames = sseFrames(res);
+    await frames.next();
+    const spawnedEarly = standbyPids(server).length;
+    assert.equal(spawnedEarly, 0, `a standby was spawned before the stream began (${Date.now() - t0} ms after the server was up)`);
+    await new Promise((r) => setTimeout(r, 5000));
+    assert.equal(standbyPids(server).length, 0, 'no standby spawned while the stream ran');
+    assert.equal((await server.metrics()).worker_standby, 0);
+    ctl.abort();
+    assert.ok(await until(async () => (await server.metrics()).worker_standby === 1, 30000), 'the standby loaded once the worker was idle');
+    assert.equal(standbyPids(server).length, 1);
+    assert.match(server.log(), /standby: loaded, waiting to be promoted/);
+    const log = server.log();
+    const at = (re) => log.match(re)?.[1];
+    console.log(`worker started ${at(/(\S+) INFO head: worker started/)}, stream ${at(/(\S+) INFO http: POST/)}, standby spawned ${at(/(\S+) INFO head: standby worker spawned/)}`);
+  } finally {
+    await server.stop();
+  }
+});
+
 test('--standby off: no standby process; a killed worker is restarted cold and the stream still completes', async () => {
   const server = await startServer(['--standby', 'off']);
   try {
