@@ -14,6 +14,12 @@ struct llama_sampler;
 
 namespace sf {
 
+/**
+ * G for `token` at draw `index` of `seed`: -log(-log(u)), u hashed from the three (float; what
+ * the sampler adds to the logit). The sampler picks argmax(logit + G) over the candidates.
+ */
+float gumbel_noise(uint64_t seed, uint32_t index, int32_t token);
+
 /** Creates the sampler (owned by the chain it is added to). Name: "sf-gumbel". */
 llama_sampler *gumbel_sampler_init(uint64_t seed);
 /** Sets the index of the next token to sample on `chain`'s sf-gumbel stage (no-op if absent). */
