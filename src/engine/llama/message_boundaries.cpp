@@ -21,23 +21,11 @@ namespace sf {
 // follows it (Qwen3's empty think block), so the prompt's own end is not a prefix of it.
 namespace {
 
-// The stand-in for the content of message i in a memoized rendering: 0x1e never occurs in inert
-// content (render_memo.h), so the marks cannot collide with real text.
-std::string mark(size_t i) {
-    return "\x1esf-content-" + std::to_string(i) + "\x1e";
-}
-
 // User messages and tool results whose content is inert are marked (render_memo.h): those are
 // what changes between requests sharing a history (the new question, an edited message, the
 // latest tool output), so a key without them is met again. Other contents stay in the key.
 bool marked(const chat_message &m) {
-    return (m.role == "user" || m.role == "tool") && inert_content(m.content);
-}
-
-void add_field(std::string &key, const std::string &v) {
-    key += std::to_string(v.size());
-    key += ':';
-    key += v;
+    return marked_content(m.role, m.content);
 }
 
 }  // namespace
@@ -51,19 +39,20 @@ std::vector<std::pair<size_t, std::string>> message_boundary_finder::keys(
     // What else the template renders: the tools (in the system block) and its kwargs.
     std::string key = "tools";
     for (const auto &t : options.tools)
-        for (const std::string *f : {&t.name, &t.description, &t.parameters}) add_field(key, *f);
+        for (const std::string *f : {&t.name, &t.description, &t.parameters})
+            add_key_field(key, *f);
     key += "r" + std::to_string(options.reasoning) + options.reasoning_effort;
     for (const auto &[name, value] : options.template_kwargs) key += name + '=' + value + ';';
     key += '|';
     for (size_t k = 0; k < n; ++k) {
         const auto &m = messages[k];
-        add_field(key, m.role);
-        add_field(key, marked(m) ? mark(k) : m.content);
+        add_key_field(key, m.role);
+        add_key_field(key, marked(m) ? content_mark(k) : m.content);
         for (const std::string *f : {&m.name, &m.tool_call_id, &m.reasoning_content})
-            add_field(key, *f);
+            add_key_field(key, *f);
         for (const auto &c : m.tool_calls) {
             key += "call";
-            for (const std::string *f : {&c.id, &c.name, &c.arguments}) add_field(key, *f);
+            for (const std::string *f : {&c.id, &c.name, &c.arguments}) add_key_field(key, *f);
         }
         key += '|';
         if (k == 0 || k + 9 >= n) out.emplace_back(k, key);
@@ -85,7 +74,7 @@ bool message_boundary_finder::render(const std::vector<chat_message> &messages, 
                                      std::string &text) const {
     std::vector<std::pair<std::string, const std::string *>> marks;  // mark → content
     for (size_t i = 0; i <= k; ++i)
-        if (marked(messages[i])) marks.emplace_back(mark(i), &messages[i].content);
+        if (marked(messages[i])) marks.emplace_back(content_mark(i), &messages[i].content);
     const auto put_back = [&marks](std::string t, std::string &outv) {
         for (const auto &[m, content] : marks) {
             const size_t at = t.find(m);
@@ -125,7 +114,7 @@ bool message_boundary_finder::render(const std::vector<chat_message> &messages, 
         text = render_chat_template(templates_, head, false, prompt_only, /*memo=*/false).prompt;
         if (!marks.empty()) {
             for (size_t i = 0; i <= k; ++i)
-                if (marked(head[i])) head[i].content = mark(i);
+                if (marked(head[i])) head[i].content = content_mark(i);
             with_marks =
                 render_chat_template(templates_, head, false, prompt_only, /*memo=*/false).prompt;
         }

@@ -33,22 +33,11 @@ memo_state &state() {
     return *s;
 }
 
-void add_field(std::string &key, std::string_view v) {
-    key += std::to_string(v.size());
-    key += ':';
-    key += v;
-}
-
-// The stand-in for message i's content: 0x1e never occurs in inert content.
-std::string mark(size_t i) {
-    return "\x1esf-message-" + std::to_string(i) + "\x1e";
-}
-
 // User messages and tool results of plain inert text: what changes between requests that share
 // a system prompt, tools and history (the new question, an edited message, a tool's output).
 bool markable(const common_chat_msg &m) {
-    return (m.role == "user" || m.role == "tool") && m.content_parts.empty() &&
-           m.tool_calls.empty() && m.reasoning_content.empty() && inert_content(m.content);
+    return m.content_parts.empty() && m.tool_calls.empty() && m.reasoning_content.empty() &&
+           marked_content(m.role, m.content);
 }
 
 // Everything the template sees, marked contents as their marks; "" when not memoizable (no
@@ -62,27 +51,29 @@ std::string key_of(const common_chat_templates *t, const common_chat_templates_i
     std::tm tm{};
     localtime_r(&now, &tm);
     std::strftime(day, sizeof day, "%Y-%m-%d", &tm);
-    add_field(key, day);
-    add_field(key, common_chat_tools_to_json_oaicompat(in.tools).dump());
-    add_field(key, std::to_string(static_cast<int>(in.tool_choice)));
-    add_field(key, in.json_schema);
-    add_field(key, in.grammar);
-    add_field(key, std::to_string(in.add_generation_prompt) + std::to_string(in.use_jinja) +
-                       std::to_string(in.parallel_tool_calls) + std::to_string(in.enable_thinking) +
-                       std::to_string(static_cast<int>(in.reasoning_format)) +
-                       std::to_string(static_cast<int>(in.continue_final_message)) +
-                       std::to_string(in.add_bos) + std::to_string(in.add_eos));
-    for (const auto &[k, v] : in.chat_template_kwargs) add_field(key, k), add_field(key, v);
+    add_key_field(key, day);
+    add_key_field(key, common_chat_tools_to_json_oaicompat(in.tools).dump());
+    add_key_field(key, std::to_string(static_cast<int>(in.tool_choice)));
+    add_key_field(key, in.json_schema);
+    add_key_field(key, in.grammar);
+    add_key_field(key, std::to_string(in.add_generation_prompt) + std::to_string(in.use_jinja) +
+                           std::to_string(in.parallel_tool_calls) +
+                           std::to_string(in.enable_thinking) +
+                           std::to_string(static_cast<int>(in.reasoning_format)) +
+                           std::to_string(static_cast<int>(in.continue_final_message)) +
+                           std::to_string(in.add_bos) + std::to_string(in.add_eos));
+    for (const auto &[k, v] : in.chat_template_kwargs) add_key_field(key, k), add_key_field(key, v);
     for (size_t i = 0; i < in.messages.size(); ++i) {
         const auto &m = in.messages[i];
-        add_field(key, m.role);
-        add_field(key, markable(m) ? mark(i) : m.content);
-        add_field(key, m.reasoning_content);
-        add_field(key, m.tool_name);
-        add_field(key, m.tool_call_id);
-        for (const auto &p : m.content_parts) add_field(key, p.type), add_field(key, p.text);
+        add_key_field(key, m.role);
+        add_key_field(key, markable(m) ? content_mark(i) : m.content);
+        add_key_field(key, m.reasoning_content);
+        add_key_field(key, m.tool_name);
+        add_key_field(key, m.tool_call_id);
+        for (const auto &p : m.content_parts)
+            add_key_field(key, p.type), add_key_field(key, p.text);
         for (const auto &c : m.tool_calls)
-            add_field(key, c.name), add_field(key, c.arguments), add_field(key, c.id);
+            add_key_field(key, c.name), add_key_field(key, c.arguments), add_key_field(key, c.id);
     }
     return key.size() <= k_max_key ? key : std::string();
 }
@@ -92,7 +83,7 @@ std::string key_of(const common_chat_templates *t, const common_chat_templates_i
 bool put_back(std::string &prompt, const std::vector<common_chat_msg> &messages) {
     for (size_t i = 0; i < messages.size(); ++i) {
         if (!markable(messages[i])) continue;
-        const std::string m = mark(i);
+        const std::string m = content_mark(i);
         const size_t at     = prompt.find(m);
         if (at == std::string::npos || prompt.find(m, at + m.size()) != std::string::npos)
             return false;
@@ -120,6 +111,21 @@ bool inert_content(std::string_view s) {
     return s.find_first_of("<>[]{}|\\/\x1e") == std::string_view::npos;
 }
 
+bool marked_content(std::string_view role, std::string_view content) {
+    return (role == "user" || role == "tool") && inert_content(content);
+}
+
+// 0x1e never occurs in inert content, so a mark cannot collide with real text.
+std::string content_mark(size_t i) {
+    return "\x1esf-message-" + std::to_string(i) + "\x1e";
+}
+
+void add_key_field(std::string &key, std::string_view v) {
+    key += std::to_string(v.size());
+    key += ':';
+    key += v;
+}
+
 common_chat_params memo_render(const common_chat_templates *templates,
                                const common_chat_templates_inputs &in,
                                const template_apply &apply) {
@@ -143,7 +149,7 @@ common_chat_params memo_render(const common_chat_templates *templates,
     // First request of this key: render both ways and compare.
     common_chat_templates_inputs with_marks = in;
     for (size_t i = 0; i < with_marks.messages.size(); ++i)
-        if (markable(in.messages[i])) with_marks.messages[i].content = mark(i);
+        if (markable(in.messages[i])) with_marks.messages[i].content = content_mark(i);
     memo_entry e;
     e.key                   = key;
     e.params                = apply(templates, with_marks);

@@ -21,7 +21,9 @@
 
 #include <chat.h>
 
+#include <cstddef>
 #include <functional>
+#include <string>
 #include <string_view>
 
 namespace sf {
@@ -40,6 +42,18 @@ common_chat_params memo_render(const common_chat_templates *templates,
  * placeholders use (see the file comment).
  */
 bool inert_content(std::string_view s);
+
+/**
+ * Whether a message's content is marked in a memo key (this memo's, and the message boundary
+ * finder's): a user message or tool result whose content is inert.
+ */
+bool marked_content(std::string_view role, std::string_view content);
+
+/** The stand-in for the content of message `i` in a memoized rendering (0x1e-delimited). */
+std::string content_mark(size_t i);
+
+/** Appends `v` to a memo key as "<size>:<bytes>" (unambiguous whatever `v` holds). */
+void add_key_field(std::string &key, std::string_view v);
 
 /** Renderings taken from the memo since start (tests). */
 uint64_t memo_render_hits();
