@@ -98,8 +98,10 @@ static bool await_promotion(int fd) {
 }
 
 int run_worker(const worker_options &opts) {
-    // The worker never outlives its head.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    // The worker never outlives its head. A standby gets SIGKILL: the head stops one that is
+    // still loading while sessions run (worker_process.h), and a stopped process would hold a
+    // SIGTERM pending forever, an orphan; once promoted it takes SIGTERM like any worker.
+    prctl(PR_SET_PDEATHSIG, opts.standby_fd >= 0 ? SIGKILL : SIGTERM);
     sigset_t stop_set;
     sigemptyset(&stop_set);
     sigaddset(&stop_set, SIGTERM);
@@ -195,6 +197,7 @@ int run_worker(const worker_options &opts) {
             service.stop_calls();
             return promoted ? 1 : 0;
         }
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
         SF_LOG_INFO("worker", "standby promoted");
     }
     SF_LOG_INFO("worker", "ready");
