@@ -74,7 +74,10 @@ run_job() {
   for entry in "${INTEGRATION[@]}"; do
     local file=${entry%%:*} pattern=${entry#*:} t=$SECONDS
     log "$job: integration $file /$pattern/"
-    node --test --test-reporter=spec --test-name-pattern="$pattern" "tests/integration/$file" || failed=1
+    # A hang (a test process that never exits) fails this job in 15 minutes instead of using up
+    # CI's whole budget; SIGKILL 10 s after the SIGTERM if it does not go.
+    timeout -k 10 900 node --test --test-reporter=spec --test-name-pattern="$pattern" \
+      "tests/integration/$file" || failed=1
     log "$job: $file in $((SECONDS - t)) s"
   done
   unset SUPERFLUID_BIN MKMODEL_BIN ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS

@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 
 #include "core/worker_report.h"
@@ -82,13 +84,23 @@ worker_process::child worker_process::spawn(bool standby) {
     std::vector<char *> args;
     for (auto &a : argv) args.push_back(a.data());
     args.push_back(nullptr);
-    pid_t pid = fork();
+    // `exec_sync` closes (close-on-exec) when the child has exec'd or died: spawn returns only
+    // then, so the parent-death signal below is in place before the head may stop the child.
+    int exec_sync[2] = {-1, -1};
+    if (pipe2(exec_sync, O_CLOEXEC) != 0) exec_sync[0] = exec_sync[1] = -1;
+    pid_t parent = getpid();
+    pid_t pid    = fork();
     if (pid == 0) {
         // The head blocks its stop signals (one thread sigwaits them); the worker must not
         // inherit that mask through exec, or it could not be stopped.
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
+        // The child never outlives the head, even if the head dies before the worker's main()
+        // sets this again (it survives exec). A standby gets SIGKILL: a stopped one (see
+        // pace_standby) would hold a SIGTERM pending forever.
+        prctl(PR_SET_PDEATHSIG, standby ? SIGKILL : SIGTERM);
+        if (getppid() != parent) _exit(127);
         if (standby) {
             if (go[0] == 3)
                 fcntl(3, F_SETFD, 0);  // dup2 onto itself keeps close-on-exec
@@ -100,6 +112,13 @@ worker_process::child worker_process::spawn(bool standby) {
     }
     child c;
     close_fd(go[0]);
+    close_fd(exec_sync[1]);
+    if (exec_sync[0] >= 0) {
+        char b;
+        while (pid > 0 && read(exec_sync[0], &b, 1) < 0 && errno == EINTR) {
+        }
+        close_fd(exec_sync[0]);
+    }
     if (pid < 0) {
         close_fd(go[1]);
         return c;

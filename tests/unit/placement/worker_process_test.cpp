@@ -3,11 +3,14 @@
 // while, then says 'r' on fd 3 as the real standby does). `busy` is the test's switch for "the
 // worker has sessions". What is checked: a standby is not spawned while the worker is busy, a
 // loading standby is stopped (process state T) while the worker is busy and loads on when it is
-// idle, and a stopped standby still exits when the supervisor stops.
+// idle, a stopped standby still exits when the supervisor stops, and no child outlives a head
+// that is SIGKILLed.
 #include "placement/worker_process.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -107,6 +110,44 @@ TEST(WorkerProcess, AStoppedStandbyExitsWhenTheSupervisorStops) {
     s.p.stop();
     EXPECT_EQ(proc_state(standby), '?');
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 4s);  // SIGTERM acted, no 5 s SIGKILL wait
+}
+
+// The head SIGKILLed while its standby is stopped mid-load: neither the worker nor the standby
+// is left behind (a stopped orphan would hold a SIGTERM pending forever, and the pipes it
+// inherited would keep whoever reads the head's output waiting). The scripts never call prctl:
+// the parent-death signal must come from the supervisor's fork.
+TEST(WorkerProcess, NoChildOutlivesAHeadThatIsKilled) {
+    int pids[2];
+    ASSERT_EQ(pipe(pids), 0);
+    const pid_t head = fork();
+    ASSERT_GE(head, 0);
+    if (head == 0) {
+        close(pids[0]);
+        supervised s(50);
+        const pid_t got[2] = {s.stopped_loading_standby(), s.p.pid()};
+        (void)!write(pids[1], got, sizeof got);
+        pause();
+        _exit(0);
+    }
+    close(pids[1]);
+    pid_t got[2]        = {-1, -1};
+    const bool read_all = read(pids[0], got, sizeof got) == sizeof got;
+    close(pids[0]);
+    kill(head, SIGKILL);
+    waitpid(head, nullptr, 0);
+    ASSERT_TRUE(read_all);
+    ASSERT_GT(got[0], 0) << "the standby was not stopped while loading";
+    ASSERT_GT(got[1], 0);
+    for (pid_t child : got) {
+        const bool gone = eventually(
+            [&] {
+                const char st = proc_state(child);
+                return st == '?' || st == 'Z';
+            },
+            3s);
+        EXPECT_TRUE(gone) << "pid " << child << " outlived the head, state " << proc_state(child);
+        if (!gone) kill(child, SIGKILL);
+    }
 }
 
 }  // namespace
