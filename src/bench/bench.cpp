@@ -75,11 +75,11 @@ std::vector<server_spec> server_specs(const bench_options &o) {
     return specs;
 }
 
-// llama-bench's figures over the runs and Superfluid's c1 figures over them, run by run:
+// llama-bench's figures over the runs and each server's c1 figures over them, run by run:
 // {"llama-bench": {pp512…, tg128…}, "superfluid/llama-bench": {decode_over_tg128, …},
-//  "per_run": [...], "command"}.
+//  "llama-server/llama-bench": {…} (with --against), "per_run": [...], "command"}.
 nlohmann::json engine_record(const nlohmann::json &engine_runs, const nlohmann::json &per_run) {
-    std::vector<nlohmann::json> figures, ratios;
+    std::vector<nlohmann::json> figures, ratios, peer_ratios;
     nlohmann::json out = {{"per_run", engine_runs}};
     for (size_t r = 0; r < engine_runs.size(); ++r) {
         nlohmann::json e = engine_runs[r];
@@ -89,10 +89,13 @@ nlohmann::json engine_record(const nlohmann::json &engine_runs, const nlohmann::
         figures.push_back(e);
         if (r < per_run.size() && per_run[r].contains("superfluid"))
             ratios.push_back(engine_ratios(per_run[r]["superfluid"]["figures"], e));
+        if (r < per_run.size() && per_run[r].contains("llama-server"))
+            peer_ratios.push_back(engine_ratios(per_run[r]["llama-server"]["figures"], e));
     }
     out["llama-bench"] = figures.empty() ? nlohmann::json::object() : aggregate_trees(figures);
     out["superfluid/llama-bench"] =
         ratios.empty() ? nlohmann::json::object() : aggregate_trees(ratios);
+    if (!peer_ratios.empty()) out["llama-server/llama-bench"] = aggregate_trees(peer_ratios);
     return out;
 }
 
@@ -319,10 +322,14 @@ int run(const bench_options &o) {
         };
         std::printf(
             "llama-bench (same file): pp512 %.1f, tg128 %.1f tokens/s; superfluid c1 "
-            "decode / tg128 = %.3f\n",
+            "decode / tg128 = %.3f",
             med(e["llama-bench"]["pp512_tokens_per_s"]),
             med(e["llama-bench"]["tg128_tokens_per_s"]),
             med(e["superfluid/llama-bench"].value("decode_over_tg128", nlohmann::json())));
+        if (e.contains("llama-server/llama-bench"))
+            std::printf(", llama-server's %.3f", med(e["llama-server/llama-bench"].value(
+                                                     "decode_over_tg128", nlohmann::json())));
+        std::printf("\n");
     }
     std::printf("wrote %s/results.json, report.md, %zu chart(s)\n", out.c_str(),
                 rec["charts"].size());

@@ -44,9 +44,11 @@ json engine_ratios(const json &sf, const json &engine) {
     auto number = [](const json &o, const char *k) {
         return o.is_object() && o.contains(k) && o[k].is_number() ? o[k].get<double>() : -1.0;
     };
-    const double tg  = number(engine, "tg128_tokens_per_s");
+    const double tg     = number(engine, "tg128_tokens_per_s");
+    const double decode = number(sf, "decode_tokens_per_s_c1");
     const double itl = number(sf, "itl_p50_s_c1"), tps = number(sf, "tokens_per_s_c1");
-    return {{"decode_over_tg128", tg > 0 && itl > 0 ? num(1.0 / itl / tg) : json(nullptr)},
+    return {{"decode_over_tg128", tg > 0 && decode > 0 ? num(decode / tg) : json(nullptr)},
+            {"itl_p50_over_tg128", tg > 0 && itl > 0 ? num(1.0 / itl / tg) : json(nullptr)},
             {"tokens_per_s_c1_over_tg128", tg > 0 && tps > 0 ? num(tps / tg) : json(nullptr)}};
 }
 

@@ -24,11 +24,14 @@ std::string llama_bench_path(const std::string &llama_server_bin);
 nlohmann::json run_llama_bench(const std::string &bin, const std::string &model, int threads);
 
 /**
- * Superfluid's c1 figures over llama-bench's, for one run: `decode_over_tg128` = (1 / the
- * median ITL at c1) / tg128 (the issue's target is ≥ 0.95) and `tokens_per_s_c1_over_tg128`
- * (the whole request, prefill and TTFT included). Nulls when a figure is missing.
+ * A server's c1 figures over llama-bench's, for one run: `decode_over_tg128` = the median
+ * request's decode rate at c1 (`decode_tokens_per_s_c1`: tokens − 1 over first to last token)
+ * / tg128 (issue #21's target is ≥ 0.95); `itl_p50_over_tg128` = (1 / the median ITL at c1) /
+ * tg128, the figure of records before 2026-12-03, which overstates the rate when tokens leave
+ * at scheduler ticks (the worker's relay, util/relay_sched.h: gaps of 4 and 8 ms around a 5 ms
+ * step have a 4 ms median); `tokens_per_s_c1_over_tg128` (the whole request, prefill and TTFT
+ * included). Nulls when a figure is missing. Used for Superfluid and for the peer.
  */
-nlohmann::json engine_ratios(const nlohmann::json &superfluid_figures,
-                             const nlohmann::json &engine);
+nlohmann::json engine_ratios(const nlohmann::json &server_figures, const nlohmann::json &engine);
 
 }  // namespace sf::bench

@@ -43,6 +43,12 @@ struct stream_result {
     int tokens() const {
         return completion_tokens >= 0 ? completion_tokens : static_cast<int>(pieces.size());
     }
+    /** Decode tokens/s: (tokens − 1) / (last − first token event); −1 with under two of each. */
+    double decode_tokens_per_s() const {
+        if (token_times.size() < 2 || tokens() < 2) return -1;
+        const double span = token_times.back() - token_times.front();
+        return span > 0 ? (tokens() - 1) / span : -1;
+    }
 };
 
 /** Per-request knobs. */

@@ -190,10 +190,15 @@ std::string markdown_report(const nlohmann::json &rec) {
         for (const char *k : {"pp512_tokens_per_s", "tg128_tokens_per_s"})
             if (e["llama-bench"].contains(k))
                 md += std::string("| ") + k + " | " + cell(e["llama-bench"][k], true) + " |\n";
-        for (const char *k : {"decode_over_tg128", "tokens_per_s_c1_over_tg128"})
-            if (e["superfluid/llama-bench"].contains(k))
-                md += std::string("| superfluid c1 ") + k + " | " +
-                      cell(e["superfluid/llama-bench"][k], true) + " |\n";
+        for (const char *server : {"superfluid", "llama-server"}) {
+            const std::string key = std::string(server) + "/llama-bench";
+            if (!e.contains(key)) continue;
+            for (const char *k :
+                 {"decode_over_tg128", "itl_p50_over_tg128", "tokens_per_s_c1_over_tg128"})
+                if (e[key].contains(k))
+                    md += "| " + std::string(server) + " c1 " + k + " | " + cell(e[key][k], true) +
+                          " |\n";
+        }
     }
     md +=
         "\n## Quality gates\n\n| run | server | early_stop | memory_pressure | "

@@ -123,6 +123,8 @@ const checks = {
   throughput(s) {
     for (const c of [1, 3]) {
       assert.ok(fig(s[`tokens_per_s_c${c}`], `c${c}`) > 0);
+      // Each request's decode rate, first token to last (the median over requests).
+      assert.ok(fig(s[`decode_tokens_per_s_c${c}`], `decode c${c}`) > 0);
       assert.ok(fig(s[`ttft_p50_s_c${c}`], 'p50') <= fig(s[`ttft_p95_s_c${c}`], 'p95'));
     }
     assert.ok(fig(s.itl_p50_s, 'itl_p50_s') <= fig(s.itl_p95_s, 'itl_p95_s'));
@@ -201,14 +203,21 @@ for (const [scenario, check] of Object.entries(checks)) {
     common(rec, scenario, servers);
     for (const name of servers) check(rec.servers[name], true, name);
     if (scenario === 'throughput' && LLAMA) {
-      // The engine alone on the same file, each run: llama-bench pp512 and tg128, and our c1
-      // decode rate (1 / median ITL) over tg128.
+      // The engine alone on the same file, each run: llama-bench pp512 and tg128, and each
+      // server's c1 decode rate (the median request's, first token to last) over tg128, beside
+      // the older figure from the median ITL.
       const e = rec.engine;
       assert.ok(e && e.per_run.length === 1, 'llama-bench ran once per run');
       assert.ok(fig(e['llama-bench'].pp512_tokens_per_s, 'pp512') > 0);
       const tg = fig(e['llama-bench'].tg128_tokens_per_s, 'tg128');
-      const itl = fig(rec.servers.superfluid.itl_p50_s_c1, 'itl_p50_s_c1');
-      assert.ok(Math.abs(fig(e['superfluid/llama-bench'].decode_over_tg128, 'decode/tg128') - 1 / itl / tg) < 1e-6);
+      for (const name of servers) {
+        const ratios = e[`${name}/llama-bench`];
+        assert.ok(ratios, `${name}/llama-bench`);
+        const decode = fig(rec.servers[name].decode_tokens_per_s_c1, 'decode_tokens_per_s_c1');
+        const itl = fig(rec.servers[name].itl_p50_s_c1, 'itl_p50_s_c1');
+        assert.ok(Math.abs(fig(ratios.decode_over_tg128, 'decode/tg128') - decode / tg) < 1e-6);
+        assert.ok(Math.abs(fig(ratios.itl_p50_over_tg128, 'itl/tg128') - 1 / itl / tg) < 1e-6);
+      }
     }
     if (scenario === 'throughput') {
       for (const name of servers) {
