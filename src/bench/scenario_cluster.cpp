@@ -69,7 +69,7 @@ level_stats run_level(const scenario_context &ctx, const std::string &base, int 
             if (!s.ok) ++l.errors;
             l.tokens += std::max(0, s.tokens());
             if (s.ttft_s >= 0) l.ttft.push_back(s.ttft_s);
-            if (s.decode_tokens_per_s() > 0) l.decode.push_back(s.decode_tokens_per_s());
+            if (const double rate = s.decode_tokens_per_s(); rate > 0) l.decode.push_back(rate);
         }
     }
     return l;

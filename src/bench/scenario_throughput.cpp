@@ -55,7 +55,8 @@ scenario_result run_throughput(scenario_context &ctx) {
                 itl.push_back(s.token_times[k] - s.token_times[k - 1]);
             // The request's decode rate, first token to last: a relay that delivers tokens at
             // scheduler ticks moves single gaps (the ITL median) but not this.
-            if (s.ok && s.decode_tokens_per_s() > 0) decode.push_back(s.decode_tokens_per_s());
+            if (const double rate = s.decode_tokens_per_s(); s.ok && rate > 0)
+                decode.push_back(rate);
         }
         r.completion_tokens += tokens;
         std::string sfx         = "_c" + std::to_string(c);

@@ -98,10 +98,9 @@ static bool await_promotion(int fd) {
 }
 
 int run_worker(const worker_options &opts) {
-    // The worker never outlives its head. A standby gets SIGKILL: the head stops one that is
-    // still loading while sessions run (worker_process.h), and a stopped process would hold a
-    // SIGTERM pending forever, an orphan; once promoted it takes SIGTERM like any worker.
-    prctl(PR_SET_PDEATHSIG, opts.standby_fd >= 0 ? SIGKILL : SIGTERM);
+    // The worker never outlives its head: worker_process::spawn sets the parent-death signal
+    // before exec (SIGKILL for a standby, SIGTERM otherwise); a promoted standby takes SIGTERM
+    // below.
     sigset_t stop_set;
     sigemptyset(&stop_set);
     sigaddset(&stop_set, SIGTERM);
