@@ -118,6 +118,9 @@ const checks = {
       }
       fig(x.ttft_first_s, `${v}.ttft_first_s`);
       fig(x.ttft_rest_s, `${v}.ttft_rest_s`);
+      // Tokens of requests 2..3 (--short-tokens 4 each) that no visible chunk showed.
+      const u = fig(x.unshown_tokens, `${v}.unshown_tokens`);
+      assert.ok(Number.isInteger(u) && u >= 0 && u <= 2 * 4, `${v}.unshown_tokens in [0, 8]`);
     }
   },
   throughput(s) {
