@@ -42,9 +42,20 @@ int32_t scheduler::held_reuse(int i, std::span<const token_id> tokens, int32_t m
 void scheduler::release_held(int i) {
     auto &sl = slots_[i];
     if (sl.held.empty()) return;
-    if (opts_.cache) opts_.cache->retain(i, sl.held);
+    if (opts_.cache && worth_retaining(sl.held)) opts_.cache->retain(i, sl.held);
     engine_.seq_trim(i, 0);
     sl.held.clear();
+}
+
+// Whether a held memory is worth a prefix cache entry of its own. A recurrent or hybrid state
+// is saved whole (a 4,000-token prompt on bench-lfm2: 4 MB, plus fresh memory that this VM
+// faults in at 3-4 ms per MB, beside the next sequence's first prefill); when the cache
+// already holds all of it but a tail of at most k_tail_slack tokens (a question and its answer
+// after a shared system prompt), it is let go, as an attention model's tail is (attach_new).
+bool scheduler::worth_retaining(std::span<const token_id> held) const {
+    if (opts_.cache->partial()) return true;  // retain() itself skips what an entry holds
+    const auto n = static_cast<int32_t>(held.size());
+    return n - opts_.cache->peek(held, n, {}) > k_tail_slack;
 }
 
 // The free slot for `next`: the one whose held memory gives it the longest prefix, unless that

@@ -301,6 +301,34 @@ TEST(PrefixCache, AHeldMemoryIsKeptInTheCacheWhenAnUnrelatedSequenceTakesItsSlot
     f.sched->stop();
 }
 
+// A recurrent state cannot be cut back, so its slot's memory is saved whole when another
+// sequence takes the slot; when the cache already holds all of it but a short tail (a
+// question and answer after a shared system prompt), it is let go instead: that save sat on
+// the newcomer's path to its first token, for at most k_tail_slack (256) tokens of reuse.
+TEST(PrefixCache, AHybridHeldMemoryIsSavedOnlyWhenTheCacheLacksMoreThanItsTail) {
+    fixture f(false);  // the fake engine has 4 slots
+    f.sched->start();
+    // A shared 100-token system prompt (a snapshot point), then 10 distinct tokens: 4 slots.
+    for (int i = 0; i < 4; ++i) f.run(prompt_of(100, 10, i), {100});
+    EXPECT_EQ(f.cache->stats().entries, 1);  // the snapshot at 100
+    // A fifth takes the slot freed longest ago: its memory (110 + 3 answer tokens) is 13
+    // tokens past the entry, so no save.
+    auto e = f.run(prompt_of(100, 10, 4), {100});
+    EXPECT_EQ(e.cached, 100);
+    EXPECT_EQ(f.cache->stats().entries, 1);
+    // Four long unrelated conversations (300 tokens, nothing cached) fill the slots; the next
+    // takes the oldest and that one's memory becomes an entry, which serves it again.
+    for (int i = 0; i < 4; ++i) f.run(prompt_of(0, 300, 20 + i));
+    const auto entries = f.cache->stats().entries;
+    f.run(prompt_of(0, 300, 30));
+    EXPECT_EQ(f.cache->stats().entries, entries + 1);
+    auto again = f.run(prompt_of(0, 300, 21));
+    EXPECT_EQ(again.cached, 299);
+    EXPECT_EQ(again.tokens, scratch(prompt_of(0, 300, 21)).tokens);
+    EXPECT_EQ(f.eng.bad_positions, 0);
+    f.sched->stop();
+}
+
 // A sequence placed in a held slot that then finds a longer prefix elsewhere (a live sequence)
 // lets the held memory go and copies the longer one; its sampler, set up when it was placed,
 // stays (the tick thread, driven step by step).
