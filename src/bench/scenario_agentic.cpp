@@ -42,29 +42,33 @@ scenario_result run_agentic(scenario_context &ctx) {
     // No warm-up: `cold` is the first call after start.
     std::string sys = "You are a coding agent. Follow the rules below.\n\n" +
                       text_of_bytes(4242, o.agentic_system_bytes);
-    auto ask = [&](const std::string &phase, const std::string &user) {
+    // `seed_offset`: each distinct request its own seed (scenario_prefix.cpp says why: with one
+    // seed every request's first token is the same draw, and leading whitespace the chat parser
+    // never shows puts one more decode step into all their TTFTs at once, or into none).
+    auto ask = [&](const std::string &phase, const std::string &user, int seed_offset) {
         ctx.prog.say(phase);
         nlohmann::json msgs = {{{"role", "system"}, {"content", sys}},
                                {{"role", "user"}, {"content", user}}};
-        stream_result s =
-            post_chat_stream(ctx.server.base_url(), chat_body(msgs, o.short_tokens), req_opts(ctx));
+        nlohmann::json body = chat_body(msgs, o.short_tokens);
+        body["seed"]        = body["seed"].get<int>() + seed_offset;
+        stream_result s     = post_chat_stream(ctx.server.base_url(), body, req_opts(ctx));
         r.completion_tokens += std::max(0, s.tokens());
         if (!s.ok) r.notes.push_back(phase + " failed: " + s.error);
         r.samples["cached_tokens"][phase] = s.cached_tokens;
         return s.ttft_s >= 0 ? s.ttft_s : std::numeric_limits<double>::quiet_NaN();
     };
-    double cold = ask("cold", "List the files in the repository.");
-    double warm = ask("warm", "List the files in the repository.");
+    double cold = ask("cold", "List the files in the repository.", 0);
+    double warm = ask("warm", "List the files in the repository.", 0);  // the same request
     std::vector<double> prefix;
     for (int i = 1; i <= 3; ++i)
         prefix.push_back(ask("prefix-test-" + std::to_string(i),
-                             "Task " + std::to_string(i) + ": " + words(77 + i, 10) + "."));
+                             "Task " + std::to_string(i) + ": " + words(77 + i, 10) + ".", i));
     double cold_prefix = std::numeric_limits<double>::quiet_NaN();
     if (ctx.server.controlled()) {
         ctx.prog.say("restart");
         std::string err;
         if (ctx.server.restart(err)) {
-            cold_prefix = ask("cold-prefix", "Task 4: " + words(81, 10) + ".");
+            cold_prefix = ask("cold-prefix", "Task 4: " + words(81, 10) + ".", 4);
         } else {
             r.notes.push_back("restart failed: " + err);
         }
