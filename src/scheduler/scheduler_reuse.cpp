@@ -50,12 +50,14 @@ void scheduler::release_held(int i) {
 // Whether a held memory is worth a prefix cache entry of its own. A recurrent or hybrid state
 // is saved whole (a 4,000-token prompt on bench-lfm2: 4 MB, plus fresh memory that this VM
 // faults in at 3-4 ms per MB, beside the next sequence's first prefill); when the cache
-// already holds all of it but a tail of at most k_tail_slack tokens (a question and its answer
-// after a shared system prompt), it is let go, as an attention model's tail is (attach_new).
+// already holds all of it but less than a quantum (64 tokens: a short question and answer after
+// a shared system prompt), it is let go, as a snapshot point that close to the previous one is
+// (spaced_snapshot_points). A longer tail, such as an agent's tool call and result, is kept:
+// the conversation's next turn would prefill it again.
 bool scheduler::worth_retaining(std::span<const token_id> held) const {
     if (opts_.cache->partial()) return true;  // retain() itself skips what an entry holds
     const auto n = static_cast<int32_t>(held.size());
-    return n - opts_.cache->peek(held, n, {}) > k_tail_slack;
+    return n - opts_.cache->peek(held, n, {}) >= std::max(opts_.planner.quantum, 1);
 }
 
 // The free slot for `next`: the one whose held memory gives it the longest prefix, unless that

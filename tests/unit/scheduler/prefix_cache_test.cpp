@@ -302,9 +302,9 @@ TEST(PrefixCache, AHeldMemoryIsKeptInTheCacheWhenAnUnrelatedSequenceTakesItsSlot
 }
 
 // A recurrent state cannot be cut back, so its slot's memory is saved whole when another
-// sequence takes the slot; when the cache already holds all of it but a short tail (a
-// question and answer after a shared system prompt), it is let go instead: that save sat on
-// the newcomer's path to its first token, for at most k_tail_slack (256) tokens of reuse.
+// sequence takes the slot; when the cache already holds all of it but less than a quantum
+// (64 tokens: a question and answer after a shared system prompt), it is let go instead: that
+// save sat on the newcomer's path to its first token, for so few tokens of reuse.
 TEST(PrefixCache, AHybridHeldMemoryIsSavedOnlyWhenTheCacheLacksMoreThanItsTail) {
     fixture f(false);  // the fake engine has 4 slots
     f.sched->start();
