@@ -184,6 +184,8 @@ class scheduler {
     int choose_free_slot(const seq_state &next) const;
     int32_t held_reuse(int slot, std::span<const token_id> tokens, int32_t max_len) const;
     void release_held(int slot);
+    // Whether a held memory deserves a cache entry when its slot is let go (hybrid: a tail of
+    // a quantum or more past what the cache holds).
     bool worth_retaining(std::span<const token_id> held) const;
     int32_t reusable_soon(int slot, int32_t max_len) const;
     // The snapshot points of `points` (ascending) that lie at least `quantum` tokens past
