@@ -49,7 +49,7 @@ std::string discover_model(const std::string &base_url) {
     return id;
 }
 
-json chat_body(json messages, int max_tokens) {
+json chat_body(json messages, int max_tokens, int seed_offset) {
     // Seeded sampling rather than greedy: a random-weight test model decodes greedily into one
     // repeated token (often whitespace, which llama-server holds back while streaming), while a
     // seeded sample is varied text and still the same on every run.
@@ -59,7 +59,7 @@ json chat_body(json messages, int max_tokens) {
                 {"temperature", 1.0},
                 {"top_k", 40},
                 {"top_p", 1.0},
-                {"seed", 1234},
+                {"seed", 1234 + seed_offset},
                 {"stream", true}};
 }
 

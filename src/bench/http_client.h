@@ -127,8 +127,15 @@ double superfluid_metric(const std::string &base_url, const std::string &name,
  */
 std::string discover_model(const std::string &base_url);
 
-/** A chat request body: seeded sampling (deterministic per request), `max_tokens`. */
-nlohmann::json chat_body(nlohmann::json messages, int max_tokens);
+/**
+ * A chat request body: seeded sampling (deterministic per request), `max_tokens`, seed 1234 +
+ * `seed_offset`. Give distinct requests that are compared as a group distinct offsets: with
+ * one seed, requests whose prompts end alike draw the same first token, so a group's TTFT
+ * hinges on one draw per server, e.g. leading whitespace the chat parser never shows (measured
+ * on bench-lfm2: our first token was "\n" in all 31 prefix hits, one decode step more to the
+ * first visible token; llama-server's was a word).
+ */
+nlohmann::json chat_body(nlohmann::json messages, int max_tokens, int seed_offset = 0);
 
 /**
  * Incremental SSE parser over the bytes of an OpenAI chat stream (exposed for tests). A token

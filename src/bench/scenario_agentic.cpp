@@ -42,16 +42,13 @@ scenario_result run_agentic(scenario_context &ctx) {
     // No warm-up: `cold` is the first call after start.
     std::string sys = "You are a coding agent. Follow the rules below.\n\n" +
                       text_of_bytes(4242, o.agentic_system_bytes);
-    // `seed_offset`: each distinct request its own seed (scenario_prefix.cpp says why: with one
-    // seed every request's first token is the same draw, and leading whitespace the chat parser
-    // never shows puts one more decode step into all their TTFTs at once, or into none).
+    // `seed_offset`: each distinct request its own seed (chat_body, http_client.h).
     auto ask = [&](const std::string &phase, const std::string &user, int seed_offset) {
         ctx.prog.say(phase);
         nlohmann::json msgs = {{{"role", "system"}, {"content", sys}},
                                {{"role", "user"}, {"content", user}}};
-        nlohmann::json body = chat_body(msgs, o.short_tokens);
-        body["seed"]        = body["seed"].get<int>() + seed_offset;
-        stream_result s     = post_chat_stream(ctx.server.base_url(), body, req_opts(ctx));
+        stream_result s     = post_chat_stream(
+                ctx.server.base_url(), chat_body(msgs, o.short_tokens, seed_offset), req_opts(ctx));
         r.completion_tokens += std::max(0, s.tokens());
         if (!s.ok) r.notes.push_back(phase + " failed: " + s.error);
         r.samples["cached_tokens"][phase] = s.cached_tokens;

@@ -16,20 +16,6 @@ constexpr int kTemplateTokensPerMessage = 5;
 // Tokens of question(): 12 words and "?" (its "Question:" head is shared).
 constexpr int kQuestionTokens = 13;
 
-/**
- * A request of the workload, seeded by its index. With one seed for all, every request of a
- * variant draws its first token with the same random number from nearly the same logits (the
- * prompts end alike), so the whole variant's TTFT hinges on one draw per server: whether that
- * token is leading whitespace, which the chat parser never shows (measured on bench-lfm2: our
- * first token was "\n" in all 31 hits, one decode step more to the first visible token;
- * llama-server's was a word). A seed per request makes it 31 draws on both servers.
- */
-nlohmann::json seeded_body(nlohmann::json msgs, int max_tokens, int i) {
-    nlohmann::json b = chat_body(std::move(msgs), max_tokens);
-    b["seed"]        = b["seed"].get<int>() + i;
-    return b;
-}
-
 struct workload {
     std::vector<nlohmann::json> requests;
     std::vector<int> distinct_tokens;  // estimated tokens after the shared prefix, per request
@@ -45,7 +31,7 @@ workload shared_system(uint64_t seed, const bench_options &o) {
     for (int i = 0; i < o.prefix_requests; ++i) {
         nlohmann::json msgs = {{{"role", "system"}, {"content", sys}},
                                {{"role", "user"}, {"content", question(seed * 100 + i)}}};
-        w.requests.push_back(seeded_body(msgs, o.short_tokens, i));
+        w.requests.push_back(chat_body(msgs, o.short_tokens, i));  // a seed each (http_client.h)
         // The question, then the assistant header.
         w.distinct_tokens.push_back(kQuestionTokens + kTemplateTokensPerMessage);
     }
@@ -63,7 +49,7 @@ workload edited_conversation(uint64_t seed, const bench_options &o) {
                                {{"role", "user"}, {"content", words(seed * 100 + i, 60)}},
                                {{"role", "assistant"}, {"content", words(seed + 3, 40)}},
                                {{"role", "user"}, {"content", question(seed * 200 + i)}}};
-        w.requests.push_back(seeded_body(msgs, o.short_tokens, i));
+        w.requests.push_back(chat_body(msgs, o.short_tokens, i));  // a seed each (http_client.h)
         // From the edited message on: its words, the assistant reply, the question, 3 headers.
         w.distinct_tokens.push_back(60 + 40 + kQuestionTokens + 3 * kTemplateTokensPerMessage);
     }
