@@ -61,10 +61,27 @@ const char *name(const llama_sampler *) {
     return "sf-utf8";
 }
 
+// At a character boundary (the usual state) only the few ids in bad_at_boundary go: when each
+// sits at its own index (the candidates as set_logits lays them out; this stage runs first),
+// they are removed there, without a pass over the 151,936 candidates (0.1 ms per token).
+// Candidate ids are unique, so an id found at its index is nowhere else.
+bool remove_at_own_index(const utf8_token_table &tab, llama_token_data_array *cur_p) {
+    for (int32_t id : tab.bad_at_boundary) {
+        const auto i = static_cast<size_t>(id);
+        if (i >= cur_p->size || cur_p->data[i].id != id) return false;
+    }
+    for (int32_t id : tab.bad_at_boundary) {
+        llama_token_data &d = cur_p->data[static_cast<size_t>(id)];
+        if (std::isfinite(d.logit)) d.logit = -INFINITY;
+    }
+    return true;
+}
+
 void apply(llama_sampler *smpl, llama_token_data_array *cur_p) {
     auto *ctx       = static_cast<guard_ctx *>(smpl->ctx);
     const auto &tab = *ctx->table;
-    const auto n    = static_cast<llama_token>(tab.bytes.size());
+    if (ctx->state.need == 0 && remove_at_own_index(tab, cur_p)) return;
+    const auto n = static_cast<llama_token>(tab.bytes.size());
     for (size_t i = 0; i < cur_p->size; ++i) {
         llama_token_data &d = cur_p->data[i];
         if (d.id < 0 || d.id >= n || !std::isfinite(d.logit)) continue;
@@ -135,7 +152,8 @@ std::shared_ptr<const utf8_token_table> utf8_token_table_build(const llama_vocab
         std::string piece = k > 0 ? std::string(buf.data(), static_cast<size_t>(k)) : "";
         utf8_state s;
         t->ok_at_boundary[static_cast<size_t>(id)] = feed_all(s, piece) ? 1 : 0;
-        t->bytes[static_cast<size_t>(id)]          = std::move(piece);
+        if (!t->ok_at_boundary[static_cast<size_t>(id)]) t->bad_at_boundary.push_back(id);
+        t->bytes[static_cast<size_t>(id)] = std::move(piece);
     }
     return t;
 }

@@ -27,8 +27,9 @@ namespace sf {
 
 /** Each token's bytes and whether they may start at a character boundary. */
 struct utf8_token_table {
-    std::vector<std::string> bytes;       // by token id: the piece as the text layer receives it
-    std::vector<uint8_t> ok_at_boundary;  // 1: well-formed from a boundary (may end inside one)
+    std::vector<std::string> bytes;        // by token id: the piece as the text layer receives it
+    std::vector<uint8_t> ok_at_boundary;   // 1: well-formed from a boundary (may end inside one)
+    std::vector<int32_t> bad_at_boundary;  // the ids whose ok_at_boundary is 0, ascending
 };
 
 /** Builds the table of `vocab` (one llama_token_to_piece per token; ~0.1 s for 152k tokens). */

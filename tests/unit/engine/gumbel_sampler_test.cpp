@@ -1,8 +1,9 @@
 // The Gumbel-max stage (engine/llama/gumbel_sampler.h): its pick is argmax(logit + G) over the
 // candidates, G = gumbel_noise(seed, index, token), ties to the first, whatever candidates its
-// bounds skip. Checked against that definition computed in full, on a vocabulary of Qwen3's
-// size, for flat logits (a random-weight model), peaked ones (a real model), candidates removed
-// by earlier stages (-inf), and the large magnitudes of a low temperature.
+// bounds skip (its vectorized screen included). Checked against that definition computed in full,
+// on a vocabulary of Qwen3's size, for flat logits (a random-weight model), peaked ones (a real
+// model), candidates removed by earlier stages (-inf), and the large magnitudes of a low
+// temperature.
 #include "engine/llama/gumbel_sampler.h"
 
 #include <gtest/gtest.h>
@@ -60,15 +61,14 @@ TEST(GumbelSampler, PicksTheArgmaxOfLogitPlusNoiseWhateverItSkips) {
         const char *name;
         double spread, scale, removed;
     };
-    const shape shapes[] = {{"flat", 1.0, 1.0, 0.0},
-                            {"peaked", 6.0, 1.0, 0.0},
-                            {"some removed", 1.0, 1.0, 0.5},
-                            {"low temperature", 1.0, 1000.0, 0.0},
+    const shape shapes[] = {{"flat", 1.0, 1.0, 0.0},         {"between", 3.0, 1.0, 0.0},
+                            {"peaked", 6.0, 1.0, 0.0},       {"very peaked", 30.0, 1.0, 0.0},
+                            {"some removed", 1.0, 1.0, 0.5}, {"low temperature", 1.0, 1000.0, 0.0},
                             {"near ties", 0.001, 1.0, 0.0}};
     for (const auto &sh : shapes) {
         SCOPED_TRACE(sh.name);
         const auto c = logits(rng, sh.spread, sh.scale, sh.removed);
-        for (uint32_t index = 0; index < 24; ++index) {
+        for (uint32_t index = 0; index < 64; ++index) {
             const uint64_t seed = 0x5eed0000ull + index * 7919;
             ASSERT_EQ(sampler_pick(c, seed, index), reference_pick(c, seed, index))
                 << "index " << index;

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <llama.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -37,13 +39,19 @@ class Utf8GuardTest : public ::testing::Test {
         return -1;
     }
     // Applies a chain holding only the guard (after accepting `history`) to every token.
-    static std::vector<llama_token_data> surviving(const std::vector<llama_token> &history) {
+    // `order`, when given, lays the candidates out in that order of ids (else by id).
+    static std::vector<llama_token_data> surviving(const std::vector<llama_token> &history,
+                                                   const std::vector<llama_token> &order = {}) {
         llama_sampler *chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
         sf::utf8_guard_install(chain, table_);
         for (llama_token t : history) llama_sampler_accept(chain, t);
         std::vector<llama_token_data> cand;
         for (size_t id = 0; id < table_->bytes.size(); ++id)
             cand.push_back({static_cast<llama_token>(id), 0.0f, 0.0f});
+        if (!order.empty()) {
+            cand.clear();
+            for (llama_token id : order) cand.push_back({id, 0.0f, 0.0f});
+        }
         llama_token_data_array arr{cand.data(), cand.size(), -1, false};
         llama_sampler_apply(chain, &arr);
         llama_sampler_free(chain);
@@ -79,6 +87,33 @@ TEST_F(Utf8GuardTest, AtABoundaryOnlyWellFormedStartsSurvive) {
         for (const auto &d : kept) found = found || d.id == t;
         EXPECT_TRUE(found) << "kept: " << good;
     }
+}
+
+// Candidates laid out by id (as set_logits does) take the short path that visits only the ids
+// that cannot start a character; shuffled or cut (after a stage that reorders) they are all
+// visited. Both remove the same ids.
+TEST_F(Utf8GuardTest, AtABoundaryTheSameIdsGoWhateverTheLayout) {
+    ASSERT_FALSE(table_->bad_at_boundary.empty());
+    auto ids_of = [](const std::vector<llama_token_data> &v) {
+        std::vector<llama_token> ids;
+        for (const auto &d : v) ids.push_back(d.id);
+        std::sort(ids.begin(), ids.end());
+        return ids;
+    };
+    const auto by_id = ids_of(surviving({}));
+    EXPECT_EQ(by_id.size(), table_->bytes.size() - table_->bad_at_boundary.size());
+    std::vector<llama_token> order(table_->bytes.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<llama_token>(i);
+    std::mt19937 rng(11);
+    std::shuffle(order.begin(), order.end(), rng);
+    EXPECT_EQ(ids_of(surviving({}, order)), by_id);
+    // The first half of the ids, in order: the short path's later ids are past the end.
+    order.resize(order.size() / 2);
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<llama_token>(i);
+    std::vector<llama_token> expect;
+    for (llama_token id : by_id)
+        if (id < static_cast<llama_token>(order.size())) expect.push_back(id);
+    EXPECT_EQ(ids_of(surviving({}, order)), expect);
 }
 
 TEST_F(Utf8GuardTest, InsideACharacterOnlyItsContinuationSurvives) {
