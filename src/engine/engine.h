@@ -41,6 +41,14 @@ struct batch_item {
     int32_t n_logits = 1;
 };
 
+/** One sequence's share of engine_i::sample_many: what sample() takes, and its token. */
+struct sample_request {
+    int seq        = 0;
+    int item       = 0;
+    uint32_t index = 0;
+    token_id out   = -1;
+};
+
 /** One sequence's share of engine_i::draft_many (units: tokens). */
 struct draft_request {
     int seq = 0;                       // the sequence id
@@ -109,6 +117,13 @@ class engine_i {
     virtual void set_interrupt(const std::atomic<bool> * /*flag*/) {}
     /** Samples (and records) token number `index` of `seq` from items[item] of the last decode. */
     virtual token_id sample(int seq, int item, uint32_t index) = 0;
+    /**
+     * Samples every request as sample() would, filling .out: the same tokens, whatever the
+     * order or threads the engine uses. Tick thread. The default calls sample() for each.
+     */
+    virtual void sample_many(std::span<sample_request> reqs) {
+        for (auto &r : reqs) r.out = sample(r.seq, r.item, r.index);
+    }
     /**
      * Speculative decoding: the most draft tokens the engine verifies per sequence and tick
      * (0: speculation off, then draft and sample_at are never called).

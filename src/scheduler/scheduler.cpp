@@ -499,12 +499,23 @@ bool scheduler::tick() {
             }
             s.boundaries.erase(s.boundaries.begin());
         }
+    }
+    // The sequences without a draft sample together (the engine may use two threads), then
+    // each takes its token, or verifies its draft, in plan order.
+    samples_.clear();
+    for (size_t i = 0; i < plan.size(); ++i) {
+        if (items[i].want_logits && drafts[i] == 0)
+            samples_.push_back({plan[i].slot, static_cast<int>(i),
+                                static_cast<uint32_t>(slots_[plan[i].slot].seq.n_generated)});
+    }
+    engine_.sample_many(samples_);
+    size_t k = 0;
+    for (size_t i = 0; i < plan.size(); ++i) {
         if (!items[i].want_logits) continue;
         if (drafts[i] > 0) {
             verify(plan[i].slot, static_cast<int>(i), items[i], drafts[i]);
         } else {
-            on_sampled(plan[i].slot,
-                       engine_.sample(plan[i].slot, static_cast<int>(i), s.n_generated));
+            on_sampled(plan[i].slot, samples_.at(k++).out);
         }
     }
     return true;

@@ -202,16 +202,16 @@ class scheduler {
     void update_counts_locked();
     void adapt_prefill_budget(int32_t prefill_tokens, int32_t decode_steps, double tick_ms);
 
-    // Ownership: engine_, slots_, ledger_, tick_no_, prefill_budget_, prefill_fit_ and
-    // decode_step_ms_ belong to the tick thread alone (run() and what it calls); no other
-    // thread reads them. mu_ guards
-    // waiting_, stopping_, arrivals_ and stats_: submit() (any thread) appends to waiting_
-    // and bumps the waiting counts; the tick thread moves sessions between waiting_ and
-    // slots_ and recomputes every count (update_counts_locked) under mu_.
+    // Ownership: engine_, slots_, ledger_, tick_no_, prefill_budget_, prefill_fit_,
+    // decode_step_ms_ and samples_ belong to the tick thread alone (run() and what it calls); no
+    // other thread reads them. mu_ guards waiting_, stopping_, arrivals_ and stats_: submit() (any
+    // thread) appends to waiting_ and bumps the waiting counts; the tick thread moves sessions
+    // between waiting_ and slots_ and recomputes every count (update_counts_locked) under mu_.
     engine_i &engine_;
     scheduler_options opts_;
     std::vector<slot> slots_;
     service_ledger ledger_;
+    std::vector<sample_request> samples_;  // a tick's engine_i::sample_many, reused
 
     mutable std::mutex mu_;
     std::condition_variable cv_;

@@ -20,6 +20,7 @@
 #include "engine/llama/gumbel_sampler.h"
 #include "engine/llama/kv_config.h"
 #include "engine/llama/message_boundaries.h"
+#include "engine/llama/parallel_sampling.h"
 #include "engine/llama/sampler_constraint.h"
 #include "engine/llama/token_memo.h"
 #include "engine/llama/utf8_guard_sampler.h"
@@ -54,7 +55,9 @@ struct llama_engine::impl {
     // without it ggml creates and joins its threads on every graph compute, which costs a
     // thread start per tick and, on a loaded 2-core machine, tens of ms of scheduling latency.
     ggml_threadpool *threadpool = nullptr;
-    std::vector<common_sampler *> samplers;              // by seq id
+    std::vector<common_sampler *> samplers;  // by seq id
+    std::vector<uint8_t> plain;  // by seq id: its chain has no grammar, no reasoning budget
+    std::unique_ptr<parallel_sampler> sampling;  // sample_many on the threadpool (2+ threads)
     std::shared_ptr<const utf8_token_table> utf8_table;  // every chain's sf-utf8 stage
     std::vector<int32_t> item_logits_index;  // batch index of each item's last token, last decode
     std::vector<int32_t> item_n_logits;      // rows with logits of each item (its last tokens)
@@ -156,6 +159,10 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         std::make_unique<message_boundary_finder>(impl_->templates.get(), impl_->vocab);
     impl_->batch = llama_batch_init(capacity, 0, 1);
     impl_->samplers.assign(opts_.parallel, nullptr);
+    impl_->plain.assign(opts_.parallel, 0);
+    if (impl_->threadpool && threads >= 2)
+        impl_->sampling = std::make_unique<parallel_sampler>(llama_vocab_n_tokens(impl_->vocab),
+                                                             impl_->threadpool, threads);
     warm_up_chat();
 
     char name[256] = {0};
@@ -302,7 +309,10 @@ bool llama_engine::seq_start(int seq, const sampling_params &p, std::span<const 
         }
     }
     apply_constraint(impl_->vocab, p.constraint, sp);
-    auto *&slot = impl_->samplers.at(seq);
+    // No grammar and no reasoning-budget sampler (common_sampler_init creates one only with a
+    // budget or a lazy grammar): the chain is all there is (parallel_sampling.h).
+    impl_->plain.at(seq) = p.constraint.grammar.empty() && sp.reasoning_budget_tokens < 0;
+    auto *&slot          = impl_->samplers.at(seq);
     if (slot) common_sampler_free(slot);
     slot        = nullptr;
     n_generated = std::min(n_generated, history.size());
@@ -387,6 +397,34 @@ token_id llama_engine::sample(int seq, int item, uint32_t index) {
     token_id t  = common_sampler_sample(s, impl_->ctx, idx);
     common_sampler_accept(s, t, /*is_generated=*/true);
     return t;
+}
+
+void llama_engine::sample_many(std::span<sample_request> reqs) {
+    constexpr size_t k_min_parallel = 4;  // below, the pause and the hand-off cost more
+    std::vector<plain_sample> plain;
+    std::vector<size_t> from;  // plain[k] samples reqs[from[k]]
+    if (impl_->sampling && reqs.size() >= k_min_parallel) {
+        llama_synchronize(impl_->ctx);
+        for (size_t i = 0; i < reqs.size(); ++i) {
+            const auto &r = reqs[i];
+            if (!impl_->plain.at(r.seq)) continue;
+            const float *row =
+                llama_get_logits_ith(impl_->ctx, impl_->item_logits_index.at(r.item));
+            if (!row) continue;
+            plain.push_back({impl_->samplers.at(r.seq), row, r.index});
+            from.push_back(i);
+        }
+    }
+    if (plain.size() < k_min_parallel) return engine_i::sample_many(reqs);
+    impl_->sampling->run(plain);
+    parallel_samples_ += plain.size();
+    std::vector<uint8_t> done(reqs.size(), 0);
+    for (size_t k = 0; k < plain.size(); ++k) {
+        reqs[from[k]].out = plain[k].out;
+        done[from[k]]     = 1;
+    }
+    for (size_t i = 0; i < reqs.size(); ++i)
+        if (!done[i]) reqs[i].out = sample(reqs[i].seq, reqs[i].item, reqs[i].index);
 }
 
 void llama_engine::draft(int seq, std::span<const token_id> tokens, int32_t n_max,

@@ -66,6 +66,10 @@ class llama_engine final : public engine_i {
     int decode(const std::vector<batch_item> &items) override;
     void set_interrupt(const std::atomic<bool> *flag) override;
     token_id sample(int seq, int item, uint32_t index) override;
+    /** Plain chains (no grammar, no reasoning budget) of 4+ sequences on ggml's threads. */
+    void sample_many(std::span<sample_request> reqs) override;
+    /** Tokens sample_many drew on ggml's threadpool so far (tick thread). */
+    uint64_t parallel_samples() const { return parallel_samples_; }
     int32_t spec_draft_max() const override { return spec_draft_max_; }
     void draft(int seq, std::span<const token_id> tokens, int32_t n_max,
                std::vector<token_id> &out) override;
@@ -107,6 +111,7 @@ class llama_engine final : public engine_i {
     int32_t threads_            = 1;
     int64_t kv_bytes_per_token_ = 0;
     int32_t spec_draft_max_     = 0;  // 0: speculation off
+    uint64_t parallel_samples_  = 0;  // tick thread
 };
 
 }  // namespace sf
