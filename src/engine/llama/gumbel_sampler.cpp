@@ -70,8 +70,17 @@ uint32_t draw23(uint64_t base, int32_t token) {
 
 // Writes the draws of `n` candidates to `draws` and marks in `live` those that may score above
 // `best`; returns how many are marked. Compiled for AVX-512 and AVX2 beside the baseline, chosen
-// at load time (target_clones).
-#if defined(__x86_64__)
+// at load time (target_clones) — except under ThreadSanitizer, whose runtime is not yet up when
+// the loader calls the clones' resolver (GCC 12: the instrumented resolver crashes the program
+// at start).
+#if defined(__SANITIZE_THREAD__)
+#define SF_TSAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SF_TSAN_BUILD 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(SF_TSAN_BUILD)
 #define SF_SCREEN_CLONES \
     __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
