@@ -400,7 +400,7 @@ token_id llama_engine::sample(int seq, int item, uint32_t index) {
 }
 
 void llama_engine::sample_many(std::span<sample_request> reqs) {
-    constexpr size_t k_min_parallel = 4;  // below, the pause and the hand-off cost more
+    constexpr size_t k_min_parallel = 4;  // below, the graph's kickoff costs more than it saves
     std::vector<plain_sample> plain;
     std::vector<size_t> from;  // plain[k] samples reqs[from[k]]
     if (impl_->sampling && reqs.size() >= k_min_parallel) {
@@ -418,13 +418,10 @@ void llama_engine::sample_many(std::span<sample_request> reqs) {
     if (plain.size() < k_min_parallel) return engine_i::sample_many(reqs);
     impl_->sampling->run(plain);
     parallel_samples_ += plain.size();
-    std::vector<uint8_t> done(reqs.size(), 0);
-    for (size_t k = 0; k < plain.size(); ++k) {
-        reqs[from[k]].out = plain[k].out;
-        done[from[k]]     = 1;
-    }
-    for (size_t i = 0; i < reqs.size(); ++i)
-        if (!done[i]) reqs[i].out = sample(reqs[i].seq, reqs[i].item, reqs[i].index);
+    for (auto &r : reqs) r.out = LLAMA_TOKEN_NULL;
+    for (size_t k = 0; k < plain.size(); ++k) reqs[from[k]].out = plain[k].out;
+    for (auto &r : reqs)  // a grammar or a reasoning budget: common_sampler_sample, here
+        if (r.out == LLAMA_TOKEN_NULL) r.out = sample(r.seq, r.item, r.index);
 }
 
 void llama_engine::draft(int seq, std::span<const token_id> tokens, int32_t n_max,

@@ -8,7 +8,7 @@
 
 namespace sf {
 
-llama_token sample_plain(plain_sample &s, int32_t n_vocab, std::vector<llama_token_data> &scratch) {
+void sample_plain(plain_sample &s, int32_t n_vocab, std::vector<llama_token_data> &scratch) {
     llama_sampler *chain = common_sampler_get(s.sampler);
     gumbel_sampler_set_index(chain, s.index);
     scratch.resize(static_cast<size_t>(n_vocab));
@@ -17,7 +17,6 @@ llama_token sample_plain(plain_sample &s, int32_t n_vocab, std::vector<llama_tok
     llama_sampler_apply(chain, &cur);
     s.out = cur.data[cur.selected].id;
     common_sampler_accept(s.sampler, s.out, /*is_generated=*/true);
-    return s.out;
 }
 
 parallel_sampler::parallel_sampler(int32_t n_vocab, ggml_threadpool *threadpool, int n_threads)

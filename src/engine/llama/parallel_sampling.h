@@ -33,10 +33,11 @@ struct plain_sample {
 };
 
 /**
- * Samples `s` as common_sampler_sample + common_sampler_accept would for a chain without
- * grammar or reasoning budget; `scratch` is the candidate array, reused (resized to n_vocab).
+ * Samples `s` (into s.out) as common_sampler_sample + common_sampler_accept would for a chain
+ * without grammar or reasoning budget; `scratch` is the candidate array, reused (resized to
+ * n_vocab).
  */
-llama_token sample_plain(plain_sample &s, int32_t n_vocab, std::vector<llama_token_data> &scratch);
+void sample_plain(plain_sample &s, int32_t n_vocab, std::vector<llama_token_data> &scratch);
 
 /**
  * Runs a tick's plain samples on ggml's compute threadpool (a one-node graph whose custom op
