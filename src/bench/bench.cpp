@@ -57,8 +57,10 @@ std::vector<server_spec> server_specs(const bench_options &o) {
         const std::string n = std::to_string(o.spec_draft_max);
         auto &a             = specs.back().args;
         a.insert(a.end(), {"--spec-type", o.spec_type, "--spec-draft-max", n});
-        peer_spec = {"--spec-type", o.spec_type == "draft" ? "draft-simple" : "ngram-simple",
-                     "--spec-draft-n-max", n};
+        const std::string peer = o.spec_type == "draft" ? "draft-simple"
+                                 : o.spec_type == "mtp" ? "draft-mtp"
+                                                        : "ngram-simple";
+        peer_spec              = {"--spec-type", peer, "--spec-draft-n-max", n};
         if (!o.model_draft.empty()) {
             a.insert(a.end(), {"--model-draft", o.model_draft});
             peer_spec.insert(peer_spec.end(), {"-md", o.model_draft});

@@ -70,8 +70,8 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
                  "throughput: skip the journal's cost (one server restart per journal mode)");
     cmd.add_option("--spec-type", o.spec_type,
                    "Speculative decoding on both servers: none, ngram (llama-server: "
-                   "ngram-simple) or draft (draft-simple; needs --model-draft)")
-        ->check(CLI::IsMember({"none", "ngram", "draft"}))
+                   "ngram-simple), draft (draft-simple; needs --model-draft) or mtp (draft-mtp)")
+        ->check(CLI::IsMember({"none", "ngram", "draft", "mtp"}))
         ->capture_default_str();
     cmd.add_option("--model-draft", o.model_draft, "The draft model (.gguf) of --spec-type draft");
     cmd.add_option("--spec-draft-max", o.spec_draft_max,

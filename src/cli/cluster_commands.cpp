@@ -70,9 +70,10 @@ void add_cluster_commands(CLI::App &app, cluster_cli &c, serve_options &wf) {
     c.join->add_option("--repack", wf.repack, "Weight repacking: on or off (as serve's)")
         ->capture_default_str()
         ->check(CLI::IsMember({"on", "off"}));
-    c.join->add_option("--spec-type", wf.spec_type, "Speculative decoding: none, ngram or draft")
+    c.join
+        ->add_option("--spec-type", wf.spec_type, "Speculative decoding: none, ngram, draft or mtp")
         ->capture_default_str()
-        ->check(CLI::IsMember({"none", "ngram", "draft"}));
+        ->check(CLI::IsMember({"none", "ngram", "draft", "mtp"}));
     c.join->add_option("--model-draft", wf.model_draft,
                        "Draft model on this node (a .gguf path or org/repo:QUANT); implies "
                        "--spec-type draft");

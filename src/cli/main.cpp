@@ -168,10 +168,11 @@ int main(int argc, char **argv) {
     serve
         ->add_option("--spec-type", so.spec_type,
                      "Speculative decoding: none, ngram (drafts from n-gram lookup in each "
-                     "request's own prompt and output) or draft (a draft model, --model-draft); "
-                     "streams stay byte-identical")
+                     "request's own prompt and output), draft (a draft model, --model-draft) or "
+                     "mtp (the model's own multi-token-prediction layers); streams stay "
+                     "byte-identical")
         ->capture_default_str()
-        ->check(CLI::IsMember({"none", "ngram", "draft"}));
+        ->check(CLI::IsMember({"none", "ngram", "draft", "mtp"}));
     serve->add_option("--model-draft", so.model_draft,
                       "Draft model for speculative decoding (a .gguf path or org/repo:QUANT) "
                       "with the model's tokenizer; implies --spec-type draft");
@@ -301,8 +302,10 @@ int main(int argc, char **argv) {
     worker->add_option("--repack", worker_repack, "Weight repacking: on, off")
         ->check(CLI::IsMember({"on", "off"}));
     std::string worker_spec_type = "none";
-    worker->add_option("--spec-type", worker_spec_type, "Speculative decoding: none, ngram, draft")
-        ->check(CLI::IsMember({"none", "ngram", "draft"}));
+    worker
+        ->add_option("--spec-type", worker_spec_type,
+                     "Speculative decoding: none, ngram, draft, mtp")
+        ->check(CLI::IsMember({"none", "ngram", "draft", "mtp"}));
     worker->add_option("--model-draft", wo.engine.spec.draft_model, "Draft model (.gguf path)");
     worker
         ->add_option("--spec-draft-max", wo.engine.spec.draft_max,

@@ -1,6 +1,6 @@
 // mkmodel: writes a tiny GGUF model with random weights (see mkmodel.h).
 //
-//   mkmodel --preset tiny|bench|qwen3-0.6b [--quant q4_k_m|q8_0] [--arch qwen3|llama|lfm2]
+//   mkmodel --preset tiny|bench|qwen3-0.6b [--quant q4_k_m|q8_0] [--arch qwen3|llama|lfm2|glm4moe]
 //           [--tokenizer qwen3|qwen2.5] [--seed N] [--eog-scale F] --out PATH
 //
 // Exit status: 0 written, 1 writing failed, 2 bad arguments.

@@ -4,6 +4,7 @@
 #include <gguf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
@@ -154,13 +155,19 @@ struct gguf_ctx_deleter {
 using ggml_ptr = std::unique_ptr<ggml_context, ggml_ctx_deleter>;
 using gguf_ptr = std::unique_ptr<gguf_context, gguf_ctx_deleter>;
 
-// One tensor to create: a matrix [ne0, ne1] in ggml order (ne0 = row length), or a vector
-// when ne1 == 0 (always an F32 RMS norm weight of ones).
+// One tensor to create: a matrix [ne0, ne1] in ggml order (ne0 = row length), a stack of ne2
+// such matrices (a MoE layer's experts), or a vector when ne1 == 0 (always F32 ones: an RMS
+// norm weight, or a MoE router's uniform bias). `fill` says how a matrix is filled.
 struct tensor_spec {
+    enum class init : uint8_t { random, identity_right };
     std::string name;
     int64_t ne0;
     int64_t ne1;
     ggml_type type;
+    int64_t ne2 = 1;
+    // identity_right: row r has a 1 in column ne1 + r and 0 elsewhere (an [2E, E] projection
+    // that passes the second of two concatenated E-vectors through unchanged).
+    init fill = init::random;
 };
 
 // lfm2 (hybrid): layers alternate short convolution (even) and attention (odd), like
@@ -170,7 +177,66 @@ bool lfm2_attention_layer(uint32_t il) {
     return il % 2 == 1;
 }
 
+// glm4moe: GLM-4.5's layout. Layer 0 has a dense FFN, the others a mixture of kExperts experts
+// (kExpertsUsed per token, sigmoid router) beside one shared expert, each expert kExpertFfDiv
+// times narrower than the dense FFN. One multi-token-prediction (NextN) block follows the
+// trunk (blk.<n_layer>): llama.cpp's draft-mtp runs it on the trunk's hidden state at position
+// p (after the output norm) and the token at p+1. Its eh_proj passes the hidden state through
+// and drops the token, and the block's attention and experts add little (random weights of
+// std 0.02), so its logits are about the trunk's own at p: with greedy decoding it guesses
+// that the token at p+1 repeats. Random weights give no better guess; this one is right
+// whenever the trunk repeats itself, and only with the right hidden state (the one of the
+// same sequence and position), so a drafter that mixes them up loses its accepted drafts.
+constexpr uint32_t kExperts       = 4;
+constexpr uint32_t kExpertsUsed   = 2;
+constexpr uint32_t kExpertFfDiv   = 2;
+constexpr uint32_t kDenseLead     = 1;
+constexpr uint32_t kNextnLayers   = 1;
+constexpr uint32_t kGatingSigmoid = 2;  // llama_expert_gating_func_type SIGMOID
+
+void glm4moe_layer(std::vector<tensor_spec> &v, const shape &s, uint32_t il) {
+    const int64_t E = s.n_embd, F = s.n_ff, D = s.head_dim, Fe = s.n_ff / kExpertFfDiv;
+    const int64_t Q = D * s.n_head, KV = D * s.n_head_kv;
+    const ggml_type h = s.mat_type, dv = s.down_v_type, f = GGML_TYPE_F32;
+    const std::string p = "blk." + std::to_string(il) + ".";
+    v.push_back({p + "attn_norm.weight", E, 0, f});
+    v.push_back({p + "attn_q.weight", E, Q, h});
+    v.push_back({p + "attn_k.weight", E, KV, h});
+    v.push_back({p + "attn_v.weight", E, KV, dv});
+    v.push_back({p + "attn_output.weight", Q, E, h});
+    v.push_back({p + "post_attention_norm.weight", E, 0, f});
+    if (il < kDenseLead) {
+        v.push_back({p + "ffn_gate.weight", E, F, h});
+        v.push_back({p + "ffn_up.weight", E, F, h});
+        v.push_back({p + "ffn_down.weight", F, E, dv});
+        return;
+    }
+    v.push_back({p + "ffn_gate_inp.weight", E, int64_t(kExperts), f});
+    v.push_back({p + "exp_probs_b.bias", int64_t(kExperts), 0, f});
+    v.push_back({p + "ffn_gate_exps.weight", E, Fe, h, int64_t(kExperts)});
+    v.push_back({p + "ffn_up_exps.weight", E, Fe, h, int64_t(kExperts)});
+    v.push_back({p + "ffn_down_exps.weight", Fe, E, dv, int64_t(kExperts)});
+    v.push_back({p + "ffn_gate_shexp.weight", E, Fe, h});
+    v.push_back({p + "ffn_up_shexp.weight", E, Fe, h});
+    v.push_back({p + "ffn_down_shexp.weight", Fe, E, dv});
+}
+
+std::vector<tensor_spec> glm4moe_specs(const shape &s) {
+    const int64_t E = s.n_embd;
+    std::vector<tensor_spec> v;
+    v.push_back({"token_embd.weight", E, int64_t(kVocabSize), s.embd_type});
+    for (uint32_t il = 0; il < s.n_layer + kNextnLayers; ++il) glm4moe_layer(v, s, il);
+    const std::string p = "blk." + std::to_string(s.n_layer) + ".nextn.";
+    v.push_back(
+        {p + "eh_proj.weight", 2 * E, E, GGML_TYPE_F16, 1, tensor_spec::init::identity_right});
+    v.push_back({p + "enorm.weight", E, 0, GGML_TYPE_F32});
+    v.push_back({p + "hnorm.weight", E, 0, GGML_TYPE_F32});
+    v.push_back({"output_norm.weight", E, 0, GGML_TYPE_F32});
+    return v;
+}
+
 std::vector<tensor_spec> tensor_specs(const shape &s, const std::string &arch) {
+    if (arch == "glm4moe") return glm4moe_specs(s);
     const bool qk_norm = arch != "llama";
     const bool lfm2    = arch == "lfm2";
     const int64_t E = s.n_embd, F = s.n_ff, D = s.head_dim;
@@ -214,8 +280,9 @@ std::vector<tensor_spec> tensor_specs(const shape &s, const std::string &arch) {
 // `eog_scale` multiplies the <|im_end|> row of token_embd (mkmodel.h).
 void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, uint64_t seed,
                  float eog_scale) {
-    ggml_tensor *t = ts.ne1 == 0 ? ggml_new_tensor_1d(ctx, ts.type, ts.ne0)
-                                 : ggml_new_tensor_2d(ctx, ts.type, ts.ne0, ts.ne1);
+    ggml_tensor *t = ts.ne1 == 0  ? ggml_new_tensor_1d(ctx, ts.type, ts.ne0)
+                     : ts.ne2 > 1 ? ggml_new_tensor_3d(ctx, ts.type, ts.ne0, ts.ne1, ts.ne2)
+                                  : ggml_new_tensor_2d(ctx, ts.type, ts.ne0, ts.ne1);
     ggml_set_name(t, ts.name.c_str());
     if (ts.ne1 == 0) {
         float *d = static_cast<float *>(t->data);
@@ -224,8 +291,13 @@ void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, u
         splitmix64 rng{splitmix64{seed}.next() ^ fnv1a(ts.name)};
         std::vector<float> row(size_t(ts.ne0));
         const size_t row_size = ggml_row_size(ts.type, ts.ne0);
-        for (int64_t r = 0; r < ts.ne1; ++r) {
-            fill_uniform(rng, kWeightStd, row.data(), ts.ne0);
+        for (int64_t r = 0; r < ts.ne1 * ts.ne2; ++r) {
+            if (ts.fill == tensor_spec::init::identity_right) {
+                std::fill(row.begin(), row.end(), 0.0f);
+                row[size_t(ts.ne1 + r)] = 1.0f;
+            } else {
+                fill_uniform(rng, kWeightStd, row.data(), ts.ne0);
+            }
             if (r == kImEnd && eog_scale != 1.0f && ts.name == "token_embd.weight")
                 for (float &x : row) x *= eog_scale;
             char *dst = static_cast<char *>(t->data) + size_t(r) * row_size;
@@ -299,7 +371,8 @@ void add_hparams(gguf_context *g, const std::string &arch, const shape &s) {
     auto key = [&](const char *k) { return arch + "." + k; };
     gguf_set_val_u32(g, key("context_length").c_str(), s.n_ctx);
     gguf_set_val_u32(g, key("embedding_length").c_str(), s.n_embd);
-    gguf_set_val_u32(g, key("block_count").c_str(), s.n_layer);
+    const bool glm4moe = arch == "glm4moe";
+    gguf_set_val_u32(g, key("block_count").c_str(), s.n_layer + (glm4moe ? kNextnLayers : 0));
     gguf_set_val_u32(g, key("feed_forward_length").c_str(), s.n_ff);
     gguf_set_val_u32(g, key("attention.head_count").c_str(), s.n_head);
     if (arch == "lfm2") {
@@ -318,6 +391,17 @@ void add_hparams(gguf_context *g, const std::string &arch, const shape &s) {
     gguf_set_val_f32(g, key("attention.layer_norm_rms_epsilon").c_str(), kRmsEps);
     gguf_set_val_f32(g, key("rope.freq_base").c_str(), kRopeBase);
     gguf_set_val_u32(g, key("rope.dimension_count").c_str(), s.head_dim);
+    if (glm4moe) {
+        gguf_set_val_u32(g, key("nextn_predict_layers").c_str(), kNextnLayers);
+        gguf_set_val_u32(g, key("expert_count").c_str(), kExperts);
+        gguf_set_val_u32(g, key("expert_used_count").c_str(), kExpertsUsed);
+        gguf_set_val_u32(g, key("expert_shared_count").c_str(), 1);
+        gguf_set_val_u32(g, key("expert_feed_forward_length").c_str(), s.n_ff / kExpertFfDiv);
+        gguf_set_val_u32(g, key("leading_dense_block_count").c_str(), kDenseLead);
+        gguf_set_val_u32(g, key("expert_gating_func").c_str(), kGatingSigmoid);
+        gguf_set_val_bool(g, key("expert_weights_norm").c_str(), true);
+        gguf_set_val_f32(g, key("expert_weights_scale").c_str(), 1.0f);
+    }
 }
 
 // Writes `g` to `tmp`, flushes it to disk and renames it to `out`.
@@ -358,7 +442,7 @@ std::vector<std::string> tokenizers() {
 }
 
 std::vector<std::string> archs() {
-    return {"qwen3", "llama", "lfm2"};
+    return {"qwen3", "llama", "lfm2", "glm4moe"};
 }
 
 std::string_view chat_template() {
@@ -390,8 +474,8 @@ std::string write_model(const options &opt, const std::string &out_path) {
     if (opt.context_length > 0) s.n_ctx = opt.context_length;
     if (opt.preset == "qwen3-0.6b" && opt.arch != "qwen3")
         return "the qwen3-0.6b preset is Qwen3's shape: --arch qwen3 only";
-    if (opt.arch != "qwen3" && opt.arch != "llama" && opt.arch != "lfm2") {
-        return "unknown arch '" + opt.arch + "' (expected qwen3, llama or lfm2)";
+    if (opt.arch != "qwen3" && opt.arch != "llama" && opt.arch != "lfm2" && opt.arch != "glm4moe") {
+        return "unknown arch '" + opt.arch + "' (expected qwen3, llama, lfm2 or glm4moe)";
     }
     if (opt.tokenizer != "qwen3" && opt.tokenizer != "qwen2.5")
         return "unknown tokenizer '" + opt.tokenizer + "' (expected qwen3 or qwen2.5)";
@@ -400,7 +484,7 @@ std::string write_model(const options &opt, const std::string &out_path) {
     const std::vector<tensor_spec> specs = tensor_specs(s, opt.arch);
     size_t mem                           = 0;
     for (const auto &ts : specs) {
-        mem += ggml_row_size(ts.type, ts.ne0) * size_t(ts.ne1 == 0 ? 1 : ts.ne1);
+        mem += ggml_row_size(ts.type, ts.ne0) * size_t(ts.ne1 == 0 ? 1 : ts.ne1 * ts.ne2);
         mem += ggml_tensor_overhead() + GGML_MEM_ALIGN;
     }
     ggml_init_params ip{/*mem_size=*/mem + 1024, /*mem_buffer=*/nullptr, /*no_alloc=*/false};

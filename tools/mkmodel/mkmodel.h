@@ -31,7 +31,12 @@ struct options {
     std::string preset = "tiny";
     /// Architecture, one of archs(): "qwen3" (with per-head Q/K RMS norms), "llama", or
     /// "lfm2" (hybrid: layers alternate a gated short convolution, a recurrent state
-    /// llama.cpp cannot cut back, and attention with Q/K norms; the same shape otherwise).
+    /// llama.cpp cannot cut back, and attention with Q/K norms; the same shape otherwise), or
+    /// "glm4moe" (GLM-4.5's layout: attention without Q/K norms, layer 0 a dense FFN, the others
+    /// 4 experts of half the FFN width with 2 used per token beside a shared expert, and one
+    /// multi-token-prediction (NextN) block after the trunk for `--spec-type mtp`; that block
+    /// is written to repeat the trunk's own prediction, so greedy drafts guess that a token
+    /// repeats; mkmodel.cpp says why).
     std::string arch = "qwen3";
     /// Seed of the weight generator (splitmix64). Any value is valid.
     uint64_t seed = 1;

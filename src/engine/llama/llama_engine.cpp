@@ -20,6 +20,7 @@
 #include "engine/llama/gumbel_sampler.h"
 #include "engine/llama/kv_config.h"
 #include "engine/llama/message_boundaries.h"
+#include "engine/llama/mtp_drafter.h"
 #include "engine/llama/parallel_sampling.h"
 #include "engine/llama/sampler_constraint.h"
 #include "engine/llama/token_memo.h"
@@ -74,6 +75,10 @@ struct llama_engine::impl {
     std::atomic<size_t> parked_bytes{0};
     std::unique_ptr<token_memo> tokens;    // long prompts' tokenization (token_memo.h)
     std::unique_ptr<draft_model> drafter;  // --spec-type draft (tick thread)
+    std::unique_ptr<mtp_drafter> mtp;      // --spec-type mtp (tick thread)
+    void forget_mtp(int seq) {
+        if (mtp) mtp->forget(seq);
+    }
 };
 
 llama_engine::llama_engine(const llama_engine_options &opts)
@@ -87,6 +92,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     }
     llama_model_params mp = llama_model_default_params();
     mp.use_extra_bufts    = opts.repack;  // llama-server's --no-repack when false
+    mp.load_mtp           = opts.spec.type == spec_type::MTP;  // the NextN block's weights
     impl_->model          = llama_model_load_from_file(opts.model_path.c_str(), mp);
     if (!impl_->model)
         throw std::runtime_error("cannot load model (not a GGUF llama.cpp can read?): " +
@@ -154,6 +160,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
                     threads);
     }
     if (spec_draft_max_ > 0 && opts.spec.type == spec_type::DRAFT) start_drafter(threads);
+    if (spec_draft_max_ > 0 && opts.spec.type == spec_type::MTP) start_mtp(threads, capacity);
     impl_->templates = common_chat_templates_init(impl_->model, "");
     impl_->boundaries =
         std::make_unique<message_boundary_finder>(impl_->templates.get(), impl_->vocab);
@@ -368,6 +375,7 @@ int llama_engine::decode(const std::vector<batch_item> &items) {
     }
     if (impl_->batch.n_tokens == 0) return 0;
     const int rc = llama_decode(impl_->ctx, impl_->batch);
+    if (rc == 0 && impl_->mtp) impl_->mtp->observe(impl_->batch);
     if (rc == 2) {
         // Interrupted (set_interrupt): llama.cpp dropped the ubatch it was computing, but the
         // batch may have been split in several (one per KV stream run) and the earlier ones
@@ -429,16 +437,17 @@ void llama_engine::draft(int seq, std::span<const token_id> tokens, int32_t n_ma
     out.clear();
     if (opts_.spec.type == spec_type::NGRAM && spec_draft_max_ > 0)
         ngram_draft(tokens, opts_.spec, std::min(n_max, spec_draft_max_), out);
-    if (impl_->drafter) {
+    if (impl_->drafter || impl_->mtp) {
         draft_request r{seq, tokens, std::min(n_max, spec_draft_max_), {}};
-        impl_->drafter->draft({&r, 1});
+        draft_many({&r, 1});
         out = std::move(r.out);
     }
 }
 
 void llama_engine::draft_many(std::span<draft_request> reqs) {
-    if (!impl_->drafter) return engine_i::draft_many(reqs);
+    if (!impl_->drafter && !impl_->mtp) return engine_i::draft_many(reqs);
     for (auto &r : reqs) r.n_max = std::min(r.n_max, spec_draft_max_);
+    if (impl_->mtp) return impl_->mtp->draft(reqs);
     impl_->drafter->draft(reqs);
 }
 
@@ -468,6 +477,25 @@ void llama_engine::start_drafter(int32_t threads) {
     }
 }
 
+// The NextN block's context has a KV stream per target sequence; it runs on the target's model
+// and threadpool (mtp_drafter.h).
+void llama_engine::start_mtp(int32_t threads, int32_t capacity) {
+    mtp_drafter_options o;
+    o.ctx_size   = opts_.ctx_size;
+    o.n_seq      = opts_.parallel;
+    o.n_batch    = capacity;
+    o.threads    = threads;
+    o.threadpool = impl_->threadpool;
+    try {
+        impl_->mtp = std::make_unique<mtp_drafter>(impl_->model, impl_->ctx, o);
+    } catch (...) {
+        llama_free(impl_->ctx);
+        if (impl_->threadpool) ggml_threadpool_free(impl_->threadpool);
+        llama_model_free(impl_->model);
+        throw;
+    }
+}
+
 token_id llama_engine::sample_at(int seq, int item, int32_t offset, uint32_t index) {
     auto *s = impl_->samplers.at(seq);
     gumbel_sampler_set_index(common_sampler_get(s), index);
@@ -482,6 +510,7 @@ token_id llama_engine::sample_at(int seq, int item, int32_t offset, uint32_t ind
 
 void llama_engine::seq_end(int seq) {
     llama_memory_seq_rm(llama_get_memory(impl_->ctx), seq, -1, -1);
+    impl_->forget_mtp(seq);
     auto *&slot = impl_->samplers.at(seq);
     if (slot) {
         common_sampler_free(slot);
@@ -494,6 +523,7 @@ int64_t llama_engine::seq_park(int seq) {
     impl::parked_seq p;
     if (!seq_save(seq, p.state)) return -1;
     llama_memory_seq_rm(llama_get_memory(ctx), seq, -1, -1);
+    impl_->forget_mtp(seq);
     p.sampler               = impl_->samplers.at(seq);
     impl_->samplers.at(seq) = nullptr;
     const int64_t h         = impl_->next_handle++;
@@ -511,6 +541,7 @@ bool llama_engine::seq_unpark(int64_t handle, int seq) {
     auto *&slot = impl_->samplers.at(seq);
     if (slot) common_sampler_free(slot);
     slot = p.sampler;
+    impl_->forget_mtp(seq);
     return llama_state_seq_set_data(impl_->ctx, p.state.data(), p.state.size(), seq) ==
            p.state.size();
 }
@@ -541,7 +572,9 @@ bool llama_engine::seq_share(int src, int dst, int32_t n) {
 }
 
 bool llama_engine::seq_trim(int seq, int32_t n) {
-    return llama_memory_seq_rm(llama_get_memory(impl_->ctx), seq, n, -1);
+    if (!llama_memory_seq_rm(llama_get_memory(impl_->ctx), seq, n, -1)) return false;
+    if (impl_->mtp) impl_->mtp->trim(seq, n);
+    return true;
 }
 
 bool llama_engine::seq_save(int seq, host_buffer &out) {
@@ -551,6 +584,7 @@ bool llama_engine::seq_save(int seq, host_buffer &out) {
 }
 
 bool llama_engine::seq_load(int seq, std::span<const uint8_t> data) {
+    impl_->forget_mtp(seq);
     if (llama_state_seq_set_data(impl_->ctx, data.data(), data.size(), seq) == data.size())
         return true;
     llama_memory_seq_rm(llama_get_memory(impl_->ctx), seq, -1, -1);

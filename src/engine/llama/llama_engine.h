@@ -103,6 +103,7 @@ class llama_engine final : public engine_i {
   private:
     void warm_up_chat();
     void start_drafter(int32_t threads);
+    void start_mtp(int32_t threads, int32_t capacity);
     struct impl;
     std::unique_ptr<impl> impl_;
     llama_engine_options opts_;

@@ -11,6 +11,8 @@ bool parse_spec_type(const std::string &name, spec_type &out) {
         out = spec_type::NGRAM;
     } else if (name == "draft") {
         out = spec_type::DRAFT;
+    } else if (name == "mtp") {
+        out = spec_type::MTP;
     } else {
         return false;
     }
@@ -23,6 +25,8 @@ const char *spec_type_name(spec_type t) {
             return "ngram";
         case spec_type::DRAFT:
             return "draft";
+        case spec_type::MTP:
+            return "mtp";
         default:
             return "none";
     }

@@ -22,6 +22,7 @@ enum class spec_type : uint8_t {
     NONE,   // no speculation (the default)
     NGRAM,  // n-gram prompt lookup in the sequence's own tokens
     DRAFT,  // a draft model with the same tokenizer (spec_options::draft_model, draft_model.h)
+    MTP,    // the model's own multi-token-prediction (NextN) block (mtp_drafter.h)
 };
 
 /** Speculation settings of an engine (units: tokens). */
@@ -40,7 +41,7 @@ struct spec_options {
  */
 inline constexpr int32_t k_spec_draft_limit = 32;
 
-/** "none", "ngram" or "draft" → type. False for any other name. */
+/** "none", "ngram", "draft" or "mtp" → type. False for any other name. */
 bool parse_spec_type(const std::string &name, spec_type &out);
 /** The name parse_spec_type accepts for `t`. */
 const char *spec_type_name(spec_type t);

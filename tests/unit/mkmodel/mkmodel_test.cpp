@@ -98,7 +98,7 @@ class MkmodelTest : public ::testing::Test {
 TEST_F(MkmodelTest, ListsPresetsAndArchs) {
     EXPECT_EQ(mk::presets(), (std::vector<std::string>{"tiny", "bench", "qwen3-0.6b"}));
     EXPECT_EQ(mk::quants(), (std::vector<std::string>{"q4_k_m", "q8_0"}));
-    EXPECT_EQ(mk::archs(), (std::vector<std::string>{"qwen3", "llama", "lfm2"}));
+    EXPECT_EQ(mk::archs(), (std::vector<std::string>{"qwen3", "llama", "lfm2", "glm4moe"}));
     EXPECT_EQ(mk::model_name({}), "superfluid-tiny-qwen3-s1");
 }
 
@@ -301,3 +301,17 @@ TEST_F(MkmodelTest, EogScaleMakesTheEndOfTurnTheTopTokenAfterSomeInputs) {
 }
 
 }  // namespace
+
+// glm4moe: llama.cpp loads the trunk and, asked to, the NextN block after it, and decodes.
+TEST_F(MkmodelTest, Glm4moeHasATrunkAndOneNextnBlock) {
+    mk::options opt;
+    opt.arch              = "glm4moe";
+    const fs::path p      = write(opt, "glm.gguf");
+    llama_model_params mp = llama_model_default_params();
+    mp.load_mtp           = true;
+    model_ptr m(llama_model_load_from_file(p.string().c_str(), mp));
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(llama_model_n_layer_nextn(m.get()), 1);
+    EXPECT_EQ(llama_model_n_layer(m.get()), 2);  // the trunk: the tiny preset's 2 layers
+    decode_once(m.get());
+}
