@@ -132,10 +132,16 @@ class scheduler {
         std::optional<text_stream> text;
         // Prompt, resumed and sampled tokens; the engine's memory holds the first n_past.
         std::vector<token_id> tokens;
-        bool attached    = false;         // the prefix cache was consulted: prefill may start
-        int32_t cached   = 0;             // prompt tokens reused from the cache
-        int32_t drafted  = 0;             // speculative draft tokens verified for it
-        int32_t accepted = 0;             // of which it sampled itself (kept)
+        bool attached    = false;  // the prefix cache was consulted: prefill may start
+        int32_t cached   = 0;      // prompt tokens reused from the cache
+        int32_t drafted  = 0;      // speculative draft tokens verified for it
+        int32_t accepted = 0;      // of which it sampled itself (kept)
+        // Speculation adapts to what is kept (scheduler_speculation.cpp): the draft length of
+        // the next tick (-1: the engine's maximum), ticks left without a draft, and verifications
+        // in a row that kept nothing.
+        int32_t draft_len     = -1;
+        uint32_t draft_wait   = 0;
+        uint32_t draft_misses = 0;
         std::vector<int32_t> boundaries;  // snapshot points still ahead (snapshot mode)
         decayed_count service;            // attained service (tokens computed, decayed)
         int64_t served_in_slot = 0;       // tokens computed since it last entered a slot
@@ -179,6 +185,7 @@ class scheduler {
     // Verifies item `item` of slot `slot` (a decode step with a draft of n_draft tokens) after
     // the decode: samples while the draft holds, cuts the rejected cells, hands out the tokens.
     void verify(int slot, int item, const batch_item &it, int32_t n_draft);
+    void adapt_drafts(seq_state &s, int32_t n_draft, int32_t accepted);
     void attach_new();
     // Prefix reuse across slots (scheduler_reuse.cpp).
     int choose_free_slot(const seq_state &next) const;

@@ -12,6 +12,7 @@ namespace sf {
 // classes' drafts (each with its output layer) would lengthen the interactive token's tick.
 // A draft never runs past the request's max_tokens or the context (the tokens a draft can
 // produce are tokens the sequence may still generate), so LENGTH ends where it did without one.
+// Each sequence drafts as far as its drafts were kept lately (adapt_drafts).
 std::vector<int32_t> scheduler::add_drafts(const std::vector<plan_entry> &plan,
                                            std::vector<batch_item> &items) {
     std::vector<int32_t> n(items.size(), 0);
@@ -23,14 +24,19 @@ std::vector<int32_t> scheduler::add_drafts(const std::vector<plan_entry> &plan,
     std::vector<draft_request> reqs;
     std::vector<size_t> at;  // the item of each request
     for (size_t i = 0; i < items.size(); ++i) {
-        const auto &s  = slots_[plan[i].slot].seq;
+        auto &s        = slots_[plan[i].slot].seq;
         const auto &it = items[i];
         if (!s.generating || !it.want_logits || it.tokens.size() != 1) continue;
         if (!s.req.sampling.speculative) continue;  // the request opted out
         if (interactive && s.req.cls != priority_class::INTERACTIVE) continue;
-        const int64_t room = std::min<int64_t>(
-            {dmax, static_cast<int64_t>(s.req.sampling.max_tokens) - s.n_generated - 1,
-             static_cast<int64_t>(engine_.n_ctx_seq()) - s.n_past - 2});
+        if (s.draft_wait > 0) {
+            --s.draft_wait;
+            continue;
+        }
+        const int64_t room =
+            std::min<int64_t>({s.draft_len < 0 ? dmax : std::min(s.draft_len, dmax),
+                               static_cast<int64_t>(s.req.sampling.max_tokens) - s.n_generated - 1,
+                               static_cast<int64_t>(engine_.n_ctx_seq()) - s.n_past - 2});
         if (room <= 0) continue;
         reqs.push_back({plan[i].slot, s.tokens, static_cast<int32_t>(room), {}});
         at.push_back(i);
@@ -47,6 +53,27 @@ std::vector<int32_t> scheduler::add_drafts(const std::vector<plan_entry> &plan,
         n[at[r]]    = static_cast<int32_t>(d.size());
     }
     return n;
+}
+
+// A sequence's next draft length follows what it kept: twice the draft when all of it was
+// kept (up to the engine's maximum), one more than the kept part otherwise. When nothing was
+// kept it drafts one token, and after 2, 3, 4, 5 such misses in a row it first waits 1, 3, 7,
+// 15 ticks: a sequence the drafter cannot guess (a sampled stream at a high temperature,
+// against greedy drafts) costs a verification row and a draft pass only now and then, while
+// one whose drafts are kept (a greedy loop, repeated text) drafts in full again within a few
+// ticks. llama-server drafts a fixed n_max (or stops below a draft probability, p_min).
+void scheduler::adapt_drafts(seq_state &s, int32_t n_draft, int32_t accepted) {
+    const int32_t dmax = engine_.spec_draft_max();
+    if (accepted > 0) s.draft_misses = 0;
+    if (accepted == n_draft) {
+        s.draft_len = std::min(dmax, 2 * std::max(n_draft, 1));
+    } else if (accepted > 0) {
+        s.draft_len = accepted + 1;
+    } else {
+        s.draft_len  = 1;
+        s.draft_wait = (1u << std::min(s.draft_misses, 4u)) - 1;
+        ++s.draft_misses;
+    }
 }
 
 // Position j of the item holds the logits after [last, d1..dj]: sampled with the sequence's
@@ -72,6 +99,7 @@ void scheduler::verify(int slot, int item, const batch_item &it, int32_t n_draft
     }
     s.drafted += n_draft;
     s.accepted += accepted;
+    adapt_drafts(s, n_draft, accepted);
     if (!engine_.seq_trim(slot, base + accepted)) {
         finish(slot, finish_reason::ERROR, "the engine could not drop a rejected draft");
         return;

@@ -27,6 +27,7 @@ class spec_engine : public sf::test::fake_engine {
         out.clear();
         sf::token_id t = tokens.back();
         for (int32_t i = 0; i < n_max; ++i) out.push_back(t = next(t));
+        if (all_wrong && !out.empty()) out[0] = 7;
         if (++drafts % 2 == 0 && out.size() > 2) out[2] = 7;
     }
     sf::token_id sample(int seq, int item, uint32_t index) override {
@@ -48,6 +49,7 @@ class spec_engine : public sf::test::fake_engine {
 
     int32_t dmax   = 0;
     int32_t eog_at = -1;
+    bool all_wrong = false;  // every draft's first token is wrong: nothing is ever kept
     int drafts     = 0;
     std::vector<std::vector<sf::token_id>> ended_mem;
 };
@@ -67,10 +69,11 @@ struct req {
     bool speculative       = true;
 };
 
-run_result run(int32_t dmax, int32_t eog_at, const std::vector<req> &reqs) {
+run_result run(int32_t dmax, int32_t eog_at, const std::vector<req> &reqs, bool all_wrong = false) {
     spec_engine eng;
-    eng.dmax   = dmax;
-    eng.eog_at = eog_at;
+    eng.dmax      = dmax;
+    eng.eog_at    = eog_at;
+    eng.all_wrong = all_wrong;
     sf::scheduler_options o;
     o.planner = {64, 64};
     sf::scheduler s(eng, o);
@@ -178,6 +181,44 @@ TEST(SchedulerSpeculation, ARequestThatOptsOutGetsNoDrafts) {
         }
     }
     EXPECT_TRUE(drafted_other);
+}
+
+}  // namespace
+
+namespace {
+
+// A sequence whose drafts are never kept drafts less and less often (one token, after 1, 3, 7,
+// 15 ticks without), so it does not pay a verification row and a draft pass every tick.
+TEST(SchedulerSpeculation, ASequenceWhoseDraftsAreNeverKeptDraftsRarely) {
+    const std::vector<req> reqs = {{100, {}}};
+    const auto spec             = run(4, -1, reqs, /*all_wrong=*/true);
+    expect_same(spec, run(0, -1, reqs));
+    EXPECT_EQ(spec.stats.spec_accepted, 0u);
+    int drafting_ticks = 0;
+    for (const auto &call : spec.calls)
+        for (const auto &it : call) drafting_ticks += it.n_logits > 1;
+    // Drafts at generated tokens 1, 2, 4, 8, 16, then every 16th: 10 in 100 ticks.
+    EXPECT_GE(drafting_ticks, 5);
+    EXPECT_LE(drafting_ticks, 12);
+    EXPECT_LE(spec.stats.spec_drafted, 4u + 11u) << "the first draft is full, then one token";
+}
+
+// A sequence whose drafts are kept drafts the engine's maximum again after a partial miss.
+TEST(SchedulerSpeculation, DraftsThatAreKeptGrowBackToTheMaximum) {
+    const std::vector<req> reqs = {{60, {}}};
+    const auto spec             = run(4, -1, reqs);
+    expect_same(spec, run(0, -1, reqs));
+    std::vector<int32_t> lens;  // draft length of each drafting tick
+    for (const auto &call : spec.calls)
+        for (const auto &it : call)
+            if (it.n_logits > 1) lens.push_back(it.n_logits - 1);
+    ASSERT_GE(lens.size(), 4u);
+    EXPECT_EQ(lens[0], 4);
+    // Every other draft has its third token wrong: 2 kept, so the next asks 3; that one is
+    // right whole, so the one after asks the maximum again.
+    EXPECT_EQ(lens[1], 4);
+    EXPECT_EQ(lens[2], 3);
+    EXPECT_EQ(lens[3], 4);
 }
 
 }  // namespace
