@@ -54,6 +54,9 @@ TEST(NgramDraft, ParsesTypeNames) {
     EXPECT_TRUE(sf::parse_spec_type("draft", t));
     EXPECT_EQ(t, sf::spec_type::DRAFT);
     EXPECT_STREQ(sf::spec_type_name(t), "draft");
+    EXPECT_TRUE(sf::parse_spec_type("mtp", t));
+    EXPECT_EQ(t, sf::spec_type::MTP);
+    EXPECT_STREQ(sf::spec_type_name(t), "mtp");
     EXPECT_FALSE(sf::parse_spec_type("medusa", t));
 }
 
@@ -235,6 +238,88 @@ TEST(DraftModel, AnotherTokenizerIsRefusedNamingTheFirstDifference) {
     }
     o.spec.draft_model.clear();
     EXPECT_THROW(sf::llama_engine{o}, std::runtime_error) << "draft without a draft model";
+    std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+namespace {
+
+// --spec-type mtp on mkmodel's glm4moe (a NextN block after the trunk, written to repeat the
+// trunk's own prediction): drafts come after the sequence's decodes fed the block, verification
+// keeps the stream of one token per decode, and a sequence whose memory was replaced (parked
+// and resumed) drafts again only after its next decode.
+TEST(MtpDrafter, DraftsFollowTheSequenceAndStartOverWhenItsMemoryIsReplaced) {
+    std::filesystem::path dir;
+    std::string err;
+    auto o = sf::test::tiny_engine_options("spec-mtp", 7, dir, err);
+    ASSERT_EQ(err, "");
+    o.model_path = (dir / "glm.gguf").string();
+    ASSERT_EQ(sf::mkmodel::write_model({"tiny", "glm4moe", 7}, o.model_path), "");
+    o.spec.type      = sf::spec_type::MTP;
+    o.spec.draft_max = 4;
+    sf::llama_engine e(o);
+    ASSERT_EQ(e.spec_draft_max(), 4);
+    const toks prompt = e.tokenize("one two three four one two three four", false);
+    sf::sampling_params greedy;
+    greedy.temperature = 0;
+
+    // The reference: one token per decode.
+    ASSERT_TRUE(e.seq_start(0, greedy, prompt));
+    ASSERT_EQ(e.decode({{0, prompt, 0, true}}), 0);
+    toks ref = {e.sample(0, 0, 0)};
+    for (auto pos = static_cast<int32_t>(prompt.size()); ref.size() < 24; ++pos) {
+        ASSERT_EQ(e.decode({{0, {ref.back()}, pos, true}}), 0);
+        ref.push_back(e.sample(0, 0, static_cast<uint32_t>(ref.size())));
+    }
+    e.seq_end(0);
+
+    // With the block's drafts behind each token, verified as the scheduler does.
+    ASSERT_TRUE(e.seq_start(1, greedy, prompt));
+    ASSERT_EQ(e.decode({{1, prompt, 0, true}}), 0);
+    toks all = prompt, out = {e.sample(1, 0, 0)};
+    all.push_back(out.back());
+    int drafted = 0, accepted = 0;
+    bool resumed = false;
+    while (out.size() < ref.size()) {
+        std::vector<sf::draft_request> r = {{1, all, 4, {}}};
+        r[0].n_max = static_cast<int32_t>(std::min<size_t>(4, ref.size() - out.size() - 1));
+        e.draft_many(r);
+        if (r[0].n_max > 0) EXPECT_FALSE(r[0].out.empty()) << "a draft after " << out.size();
+        const auto pos = static_cast<int32_t>(all.size()) - 1;
+        sf::batch_item it{1, {all.back()}, pos, true};
+        it.tokens.insert(it.tokens.end(), r[0].out.begin(), r[0].out.end());
+        it.n_logits = static_cast<int32_t>(it.tokens.size());
+        ASSERT_EQ(e.decode({it}), 0);
+        drafted += static_cast<int>(r[0].out.size());
+        for (int32_t j = 0;; ++j) {
+            out.push_back(e.sample_at(1, 0, j, static_cast<uint32_t>(out.size())));
+            all.push_back(out.back());
+            if (j == static_cast<int32_t>(r[0].out.size()) || out.back() != r[0].out[j]) break;
+            ++accepted;
+        }
+        ASSERT_TRUE(e.seq_trim(1, static_cast<int32_t>(all.size()) - 1));
+        if (!resumed && out.size() >= 8 && out.size() + 6 < ref.size()) {
+            // Park and resume: the block's stream starts over, so no draft until a decode.
+            resumed           = true;
+            const int64_t hdl = e.seq_park(1);
+            ASSERT_GE(hdl, 0);
+            ASSERT_TRUE(e.seq_unpark(hdl, 1));
+            std::vector<sf::draft_request> none = {{1, all, 4, {}}};
+            e.draft_many(none);
+            EXPECT_TRUE(none[0].out.empty()) << "a draft from a block that never saw the state";
+            const auto p = static_cast<int32_t>(all.size()) - 1;
+            ASSERT_EQ(e.decode({{1, {all.back()}, p, true}}), 0);
+            out.push_back(e.sample(1, 0, static_cast<uint32_t>(out.size())));
+            all.push_back(out.back());
+        }
+    }
+    out.resize(ref.size());
+    EXPECT_EQ(out, ref);
+    EXPECT_TRUE(resumed);
+    EXPECT_GT(drafted, 0);
+    EXPECT_GT(accepted, 0) << "the block's greedy guesses are kept where the trunk repeats";
+    e.seq_end(1);
     std::filesystem::remove_all(dir);
 }
 
