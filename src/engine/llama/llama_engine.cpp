@@ -79,6 +79,12 @@ struct llama_engine::impl {
     void forget_mtp(int seq) {
         if (mtp) mtp->forget(seq);
     }
+    // Frees what the constructor made before it throws (its destructor will not run).
+    void release_on_throw() {
+        llama_free(ctx);
+        if (threadpool) ggml_threadpool_free(threadpool);
+        llama_model_free(model);
+    }
 };
 
 llama_engine::llama_engine(const llama_engine_options &opts)
@@ -454,13 +460,8 @@ void llama_engine::draft_many(std::span<draft_request> reqs) {
 // The draft model has a lane (KV stream) per sequence that can draft in one tick: as many as
 // the target's sequences, at most 16 (each lane costs ctx_size cells of the draft's KV cache).
 void llama_engine::start_drafter(int32_t threads) {
-    auto release = [&] {  // the constructor throws: its destructor will not run
-        llama_free(impl_->ctx);
-        if (impl_->threadpool) ggml_threadpool_free(impl_->threadpool);
-        llama_model_free(impl_->model);
-    };
     if (opts_.spec.draft_model.empty()) {
-        release();
+        impl_->release_on_throw();
         throw std::runtime_error("--spec-type draft needs --model-draft FILE");
     }
     draft_model_options o;
@@ -472,7 +473,7 @@ void llama_engine::start_drafter(int32_t threads) {
     try {
         impl_->drafter = std::make_unique<draft_model>(o, impl_->model);
     } catch (...) {
-        release();
+        impl_->release_on_throw();
         throw;
     }
 }
@@ -489,9 +490,7 @@ void llama_engine::start_mtp(int32_t threads, int32_t capacity) {
     try {
         impl_->mtp = std::make_unique<mtp_drafter>(impl_->model, impl_->ctx, o);
     } catch (...) {
-        llama_free(impl_->ctx);
-        if (impl_->threadpool) ggml_threadpool_free(impl_->threadpool);
-        llama_model_free(impl_->model);
+        impl_->release_on_throw();
         throw;
     }
 }

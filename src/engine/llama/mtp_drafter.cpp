@@ -13,6 +13,7 @@
 // llama.cpp's staging API for NextN hidden states (llama_set_embeddings_nextn,
 // llama_get_embeddings_nextn_ith), exported by libllama; common/speculative.cpp includes it so.
 #include "../src/llama-ext.h"
+#include "engine/llama/speculation.h"
 #include "util/log.h"
 
 namespace sf {
@@ -131,11 +132,13 @@ void mtp_drafter::observe(const llama_batch &tb) {
         for (int32_t k = beg + 1; k < end; ++k)
             m.add(tb.token[k], tb.pos[k], seq, llama_get_embeddings_nextn_ith(m.target, k - 1),
                   false);
-        // Keep this batch's hidden states: trim() needs the one at the last kept position.
-        s.rows_pos0 = a;
-        s.rows.resize(size_t(end - beg) * size_t(m.n_embd));
-        for (int32_t k = beg; k < end; ++k)
-            std::memcpy(s.rows.data() + size_t(k - beg) * size_t(m.n_embd),
+        // Keep the hidden states trim() can need: a verified step's (its token and draft), the
+        // tail of a longer item. A cut further back starts the stream over.
+        const int32_t keep = std::min(end - beg, k_spec_draft_limit + 1);
+        s.rows_pos0        = tb.pos[end - keep];
+        s.rows.resize(size_t(keep) * size_t(m.n_embd));
+        for (int32_t k = end - keep; k < end; ++k)
+            std::memcpy(s.rows.data() + size_t(k - (end - keep)) * size_t(m.n_embd),
                         llama_get_embeddings_nextn_ith(m.target, k),
                         sizeof(float) * size_t(m.n_embd));
         s.next = tb.pos[end - 1] + 1;
@@ -184,31 +187,29 @@ void mtp_drafter::draft(std::span<draft_request> reqs) {
     }
     std::vector<int> touched;
     for (size_t r : rows) touched.push_back(reqs[r].seq);
+    std::vector<size_t> still;
     while (!rows.empty()) {
         if (llama_decode(m.ctx, m.batch) != 0) {
             SF_LOG_WARN("engine",
                         "the NextN block's draft decode failed; no more drafts this tick");
             break;
         }
-        std::vector<std::pair<token_id, std::vector<float>>> next(rows.size());
-        for (size_t i = 0; i < rows.size(); ++i) {
-            next[i].first      = m.argmax(static_cast<int32_t>(i));
-            const float *h_row = llama_get_embeddings_nextn_ith(m.ctx, static_cast<int32_t>(i));
-            next[i].second.assign(h_row, h_row + m.n_embd);
-        }
+        // Row i's logits and hidden state stay in the context's buffers until the next decode:
+        // the next batch is built straight from them.
         common_batch_clear(m.batch);
-        std::vector<size_t> still;
+        still.clear();
         for (size_t i = 0; i < rows.size(); ++i) {
-            auto &q = reqs[rows[i]];
-            q.out.push_back(next[i].first);
-            if (static_cast<int32_t>(q.out.size()) >= q.n_max ||
-                llama_vocab_is_eog(m.vocab, next[i].first))
+            auto &q          = reqs[rows[i]];
+            const token_id t = m.argmax(static_cast<int32_t>(i));
+            q.out.push_back(t);
+            if (static_cast<int32_t>(q.out.size()) >= q.n_max || llama_vocab_is_eog(m.vocab, t))
                 continue;
             const auto pos = static_cast<int32_t>(q.tokens.size() - 1 + q.out.size());
-            m.add(next[i].first, pos, q.seq, next[i].second.data(), true);
+            m.add(t, pos, q.seq, llama_get_embeddings_nextn_ith(m.ctx, static_cast<int32_t>(i)),
+                  true);
             still.push_back(rows[i]);
         }
-        rows = std::move(still);
+        std::swap(rows, still);
     }
     // Drafting wrote the block's cells from the last token on: the next observe() writes them
     // again from the target's own hidden states.

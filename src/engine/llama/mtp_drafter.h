@@ -59,8 +59,9 @@ class mtp_drafter {
 
     /**
      * After a successful decode of `batch` on the target context: runs the block over the
-     * batch's positions (one decode, no logits) and keeps each sequence's hidden states of
-     * this batch for trim() and draft(). A failed decode of the block empties the streams of
+     * batch's positions (one decode, no logits) and keeps each sequence's last hidden states
+     * of this batch (its token and draft, at most k_spec_draft_limit + 1) for trim() and
+     * draft(). A failed decode of the block empties the streams of
      * the batch's sequences (no drafts for them until their next batch).
      */
     void observe(const llama_batch &batch);
