@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The libFuzzer targets (issue #20; tests/fuzz/): builds the `fuzz` preset (clang-14, ASan +
-# UBSan; our parsers only, llama.cpp linked from the cache) and runs each target for SECONDS
-# (default 60), starting from its seeds (tests/fuzz/seeds/, read-only) and the corpus kept in
-# build-fuzz/corpus/<target>/ (grown by earlier runs; a missing one starts from the seeds).
-# A crash, a sanitizer report, a leak, an input slower than 10 s or one needing over 2 GB
-# leaves its input in build-fuzz/artifacts/<target>/ and fails the run. Prints a table:
+# The libFuzzer targets (issue #20; tests/fuzz/): builds them in the `asan` preset's tree
+# (clang-14 -O1, ASan + UBSan, our code with libFuzzer's coverage instrumentation; llama.cpp
+# linked from the cache), so after scripts/sanitize.sh asan only the fuzz mains are compiled
+# (issue #43), and runs each target for SECONDS (default 60), starting from its seeds
+# (tests/fuzz/seeds/, read-only) and the corpus kept in build-asan/corpus/<target>/ (grown by
+# earlier runs; a missing one starts from the seeds). A crash, a sanitizer report, a leak, an
+# input slower than 10 s or one needing over 2 GB leaves its input in
+# build-asan/artifacts/<target>/ and fails the run. Prints a table:
 # target, executions, corpus size, findings.
 #
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (.ci/run: scripts/fuzz.sh 20)
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (.ci/run: scripts/fuzz.sh 10)
 # Environment: JOBS (build jobs, default nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +17,7 @@ ROOT=$PWD
 SECONDS_EACH=${1:-60}
 shift || true
 JOBS="${JOBS:-$(nproc)}"
-BUILD=$ROOT/build-fuzz
+BUILD=$ROOT/build-asan
 
 # target : seed folder under tests/fuzz/seeds
 ALL=(fuzz_openai_request:requests fuzz_responses_request:requests fuzz_anthropic_request:requests
@@ -31,8 +33,8 @@ done
 
 log() { echo "[fuzz] $*"; }
 t0=$SECONDS
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$JOBS" --target "${selected[@]%%:*}"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$JOBS" --target "${selected[@]%%:*}"
 log "built in $((SECONDS - t0)) s"
 
 status=0

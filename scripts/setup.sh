@@ -36,6 +36,26 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# The npm installs (network and unpacking: the SDKs, playwright-core, ~2.4 GB of agents) run
+# beside the compiles (CPU); their output is printed only if one fails.
+npm_log=$(mktemp)
+(
+  set -e
+  if [[ ! -d tests/clients/node_modules/openai ]]; then
+    echo "[setup] installing the npm SDKs for the client tests"
+    (cd tests/clients && npm ci --no-audit --no-fund --silent)
+  fi
+  if [[ ! -d tests/ui/node_modules/playwright-core ]]; then
+    echo "[setup] installing playwright-core for the browser tests"
+    (cd tests/ui && npm ci --no-audit --no-fund --silent)
+  fi
+  echo "[setup] coding agents for tests/agents (cached per machine)"
+  bash scripts/agents.sh >/dev/null
+) >"$npm_log" 2>&1 &
+npm_pid=$!
+# A failed compile ends this script: the installs end with it.
+trap 'kill "$npm_pid" 2>/dev/null || true' EXIT
+
 echo "[setup] llama.cpp (cached per machine)"
 bash scripts/llama-cpp.sh >/dev/null
 
@@ -43,14 +63,11 @@ echo "[setup] building superfluid"
 cmake --preset default >/dev/null
 cmake --build --preset default -j "$(nproc)"
 
-if [[ ! -d tests/clients/node_modules/openai ]]; then
-  echo "[setup] installing the npm SDKs for the client tests"
-  (cd tests/clients && npm ci --no-audit --no-fund --silent)
+if ! wait "$npm_pid"; then
+  cat "$npm_log" >&2
+  echo "[setup] the npm installs failed (above)" >&2
+  exit 1
 fi
-if [[ ! -d tests/ui/node_modules/playwright-core ]]; then
-  echo "[setup] installing playwright-core for the browser tests"
-  (cd tests/ui && npm ci --no-audit --no-fund --silent)
-fi
-echo "[setup] coding agents for tests/agents (cached per machine)"
-bash scripts/agents.sh >/dev/null
+cat "$npm_log"
+rm -f "$npm_log"
 echo "[setup] done: build/bin/superfluid"

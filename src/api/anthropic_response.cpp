@@ -3,16 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include "api/json_fields.h"
 
 namespace sf {
 
 using json = nlohmann::json;
 
 const char *const k_thinking_signature = "superfluid-unsigned";
-
-static std::string dump(const json &j) {
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 const char *anthropic_error_type(int status) {
     switch (status) {
@@ -37,7 +34,7 @@ const char *anthropic_error_type(int status) {
 }
 
 std::string anthropic_error_body(const api_error &e) {
-    return dump({{"type", "error"},
+    return fields::dump_json({{"type", "error"},
                  {"error", {{"type", anthropic_error_type(e.status)}, {"message", e.message}}}});
 }
 
@@ -93,7 +90,7 @@ std::string anthropic_message_response(const anthropic_meta &m, const parsed_mes
                            {"name", tc.name},
                            {"input", tool_input(tc.arguments)}});
     }
-    return dump({{"id", m.id},
+    return fields::dump_json({{"id", m.id},
                  {"type", "message"},
                  {"role", "assistant"},
                  {"model", m.model},
@@ -112,7 +109,7 @@ std::vector<anthropic_stream::event> anthropic_stream::start(int32_t cached_toke
     json msg = {{"id", meta_.id},           {"type", "message"},        {"role", "assistant"},
                 {"model", meta_.model},     {"content", json::array()}, {"stop_reason", nullptr},
                 {"stop_sequence", nullptr}, {"usage", usage(meta_)}};
-    return {{"message_start", dump({{"type", "message_start"}, {"message", msg}})}, ping()};
+    return {{"message_start", fields::dump_json({{"type", "message_start"}, {"message", msg}})}, ping()};
 }
 
 void anthropic_stream::open(block b, const std::string &content_block_json,
@@ -130,13 +127,13 @@ void anthropic_stream::close(std::vector<event> &out) {
     if (open_ == block::THINKING) {
         out.push_back(
             {"content_block_delta",
-             dump(
+             fields::dump_json(
                  {{"type", "content_block_delta"},
                   {"index", index_},
                   {"delta", {{"type", "signature_delta"}, {"signature", k_thinking_signature}}}})});
     }
     out.push_back(
-        {"content_block_stop", dump({{"type", "content_block_stop"}, {"index", index_}})});
+        {"content_block_stop", fields::dump_json({{"type", "content_block_stop"}, {"index", index_}})});
     open_ = block::NONE;
 }
 
@@ -155,7 +152,7 @@ std::vector<anthropic_stream::event> anthropic_stream::on_delta(const chat_delta
             break;
         case chat_delta::kind::TOOL_CALL_START:
             open(block::TOOL,
-                 dump({{"type", "tool_use"},
+                 fields::dump_json({{"type", "tool_use"},
                        {"id", d.id},
                        {"name", d.name},
                        {"input", json::object()}}),
@@ -168,7 +165,7 @@ std::vector<anthropic_stream::event> anthropic_stream::on_delta(const chat_delta
             break;
     }
     out.push_back({"content_block_delta",
-                   dump({{"type", "content_block_delta"}, {"index", index_}, {"delta", delta}})});
+                   fields::dump_json({{"type", "content_block_delta"}, {"index", index_}, {"delta", delta}})});
     return out;
 }
 
@@ -183,7 +180,7 @@ std::vector<anthropic_stream::event> anthropic_stream::finish(const std::string 
     meta_.cached_tokens = cached_tokens;
     out.push_back(
         {"message_delta",
-         dump({{"type", "message_delta"},
+         fields::dump_json({{"type", "message_delta"},
                {"delta",
                 {{"stop_reason", stop_reason},
                  {"stop_sequence", stop_sequence.empty() ? json(nullptr) : json(stop_sequence)}}},

@@ -7,6 +7,10 @@
 
 namespace sf::fields {
 
+std::string dump_json(const json &j) {
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 namespace {
 
 api_error wrong(const std::string &path, const char *key, const std::string &what,

@@ -15,6 +15,12 @@ namespace sf::fields {
 
 using json = nlohmann::json;
 
+/**
+ * `j` as compact JSON text (no spaces), invalid UTF-8 in its strings replaced by U+FFFD instead
+ * of thrown: every response body and SSE data line the API edge writes.
+ */
+std::string dump_json(const json &j);
+
 /** Parses `body` as a JSON object (400 "invalid_json" otherwise). */
 bool parse_object(const std::string &body, json &out, api_error &err);
 

@@ -4,16 +4,13 @@
 
 #include <chrono>
 #include <ctime>
+#include "api/json_fields.h"
 
 namespace sf {
 
 using json = nlohmann::json;
 
 namespace {
-
-std::string dump(const json &j) {
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 // Ollama's tool call: arguments are an object. Text that does not parse stays a string.
 json tool_calls_json(const std::vector<tool_call> &calls) {
@@ -66,7 +63,7 @@ std::string ollama_chat_line(const std::string &model, const ollama_delta &d,
     if (!d.tool_calls.empty()) msg["tool_calls"] = tool_calls_json(d.tool_calls);
     json j = {{"model", model}, {"created_at", ollama_timestamp()}, {"message", msg}};
     add_done(j, done);
-    return dump(j);
+    return fields::dump_json(j);
 }
 
 std::string ollama_generate_line(const std::string &model, const ollama_delta &d,
@@ -74,11 +71,11 @@ std::string ollama_generate_line(const std::string &model, const ollama_delta &d
     json j = {{"model", model}, {"created_at", ollama_timestamp()}, {"response", d.content}};
     if (!d.thinking.empty()) j["thinking"] = d.thinking;
     add_done(j, done);
-    return dump(j);
+    return fields::dump_json(j);
 }
 
 std::string ollama_error_body(const std::string &message) {
-    return dump({{"error", message}});
+    return fields::dump_json({{"error", message}});
 }
 
 }  // namespace sf

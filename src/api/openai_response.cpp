@@ -1,14 +1,11 @@
 #include "api/openai_response.h"
 
 #include <nlohmann/json.hpp>
+#include "api/json_fields.h"
 
 namespace sf {
 
 using json = nlohmann::json;
-
-static std::string dump(const json &j) {
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 const char *openai_finish_reason(finish_reason r) {
     return r == finish_reason::LENGTH ? "length" : "stop";
@@ -36,7 +33,7 @@ std::string openai_completion_response(const openai_meta &m, const std::string &
     json j      = {{"id", m.id},       {"object", "text_completion"},      {"created", m.created},
                    {"model", m.model}, {"choices", json::array({choice})}, {"usage", usage(m)}};
     add_timings(j, m);
-    return dump(j);
+    return fields::dump_json(j);
 }
 
 std::string openai_chat_chunk(const openai_meta &m, const std::string *text, bool role_chunk,
@@ -49,7 +46,7 @@ std::string openai_chat_chunk(const openai_meta &m, const std::string *text, boo
         j["choices"] = json::array();
         j["usage"]   = usage(m);
         add_timings(j, m);
-        return dump(j);
+        return fields::dump_json(j);
     }
     json delta = json::object();
     if (role_chunk) {
@@ -61,7 +58,7 @@ std::string openai_chat_chunk(const openai_meta &m, const std::string *text, boo
     choice["finish_reason"] = reason ? json(openai_finish_reason(*reason)) : json(nullptr);
     j["choices"]            = json::array({choice});
     if (reason) add_timings(j, m);  // the last chunk, as llama-server sends them
-    return dump(j);
+    return fields::dump_json(j);
 }
 
 const char *openai_chat_finish_reason(finish_reason r, bool has_tool_calls) {
@@ -88,7 +85,7 @@ std::string openai_chat_message_response(const openai_meta &m, const parsed_mess
     json j = {{"id", m.id},       {"object", "chat.completion"},      {"created", m.created},
               {"model", m.model}, {"choices", json::array({choice})}, {"usage", usage(m)}};
     add_timings(j, m);
-    return dump(j);
+    return fields::dump_json(j);
 }
 
 static std::string chat_chunk(const openai_meta &m, json delta, json finish) {
@@ -102,7 +99,7 @@ static std::string chat_chunk(const openai_meta &m, json delta, json finish) {
                    {"model", m.model},
                    {"choices", json::array({choice})}};
     if (!finish.is_null()) add_timings(j, m);  // the last chunk, as llama-server sends them
-    return dump(j);
+    return fields::dump_json(j);
 }
 
 std::string openai_chat_delta_chunk(const openai_meta &m, const chat_delta &d) {
@@ -141,13 +138,13 @@ std::string openai_completion_chunk(const openai_meta &m, const std::string *tex
         j["choices"] = json::array();
         j["usage"]   = usage(m);
         add_timings(j, m);
-        return dump(j);
+        return fields::dump_json(j);
     }
     json choice             = {{"index", 0}, {"text", text ? *text : ""}, {"logprobs", nullptr}};
     choice["finish_reason"] = reason ? json(openai_finish_reason(*reason)) : json(nullptr);
     j["choices"]            = json::array({choice});
     if (reason) add_timings(j, m);  // the last chunk, as llama-server sends them
-    return dump(j);
+    return fields::dump_json(j);
 }
 
 }  // namespace sf

@@ -2,16 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include "api/json_fields.h"
 
 namespace sf {
 
 using json = nlohmann::json;
 
 namespace {
-
-std::string dump(const json &j) {
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 bool all_space(const std::string &s) {
     return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
@@ -51,7 +48,7 @@ std::string responses_builder::event(const char *type, json body) {
     body["type"]            = type;
     body["sequence_number"] = seq_;
     if (seq_++ <= skip_through_) return "";
-    return std::string("event: ") + type + "\ndata: " + dump(body) + "\n\n";
+    return std::string("event: ") + type + "\ndata: " + fields::dump_json(body) + "\n\n";
 }
 
 json responses_builder::response() const {

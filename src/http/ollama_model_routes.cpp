@@ -126,10 +126,6 @@ json capabilities(const std::string &tmpl) {
     return caps;
 }
 
-std::string dump(const json &j) {
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 void send_error(httplib::Response &res, int status, const std::string &message) {
     res.status = status;
     res.set_content(ollama_error_body(message), "application/json");
@@ -162,7 +158,7 @@ void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx
         json models = json::array({view(*rc, *path).listing()});
         if (!state_dir.empty())
             for (auto &m : pulled_model_tags(state_dir, rc->model_id)) models.push_back(m);
-        res.set_content(dump({{"models", models}}), "application/json");
+        res.set_content(fields::dump_json({{"models", models}}), "application/json");
     });
 
     svr.Post("/api/show", [rc, path](const httplib::Request &req, httplib::Response &res) {
@@ -187,7 +183,7 @@ void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx
                      {"model_info", model_info_json(v.info)},
                      {"capabilities", capabilities(tmpl)},
                      {"modified_at", v.file.modified_at}};
-        res.set_content(dump(body), "application/json");
+        res.set_content(fields::dump_json(body), "application/json");
     });
 
     // Ollama's running-model list plus Superfluid's worker and sessions (superfluid ps).
@@ -211,7 +207,7 @@ void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx
         const auto w            = sessions.worker_stats();
         model["worker"]         = {
                     {"pid", w.pid}, {"ready", h.reachable && h.status.ready}, {"starts", w.starts}};
-        res.set_content(dump({{"models", json::array({model})}, {"sessions", sess}}),
+        res.set_content(fields::dump_json({{"models", json::array({model})}, {"sessions", sess}}),
                         "application/json");
     });
 }
