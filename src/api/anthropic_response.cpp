@@ -34,8 +34,9 @@ const char *anthropic_error_type(int status) {
 }
 
 std::string anthropic_error_body(const api_error &e) {
-    return fields::dump_json({{"type", "error"},
-                 {"error", {{"type", anthropic_error_type(e.status)}, {"message", e.message}}}});
+    return fields::dump_json(
+        {{"type", "error"},
+         {"error", {{"type", anthropic_error_type(e.status)}, {"message", e.message}}}});
 }
 
 std::string anthropic_stop_reason(const session_event &fin, bool has_tool_calls,
@@ -90,14 +91,15 @@ std::string anthropic_message_response(const anthropic_meta &m, const parsed_mes
                            {"name", tc.name},
                            {"input", tool_input(tc.arguments)}});
     }
-    return fields::dump_json({{"id", m.id},
-                 {"type", "message"},
-                 {"role", "assistant"},
-                 {"model", m.model},
-                 {"content", content},
-                 {"stop_reason", stop_reason},
-                 {"stop_sequence", stop_sequence.empty() ? json(nullptr) : json(stop_sequence)},
-                 {"usage", usage(m)}});
+    return fields::dump_json(
+        {{"id", m.id},
+         {"type", "message"},
+         {"role", "assistant"},
+         {"model", m.model},
+         {"content", content},
+         {"stop_reason", stop_reason},
+         {"stop_sequence", stop_sequence.empty() ? json(nullptr) : json(stop_sequence)},
+         {"usage", usage(m)}});
 }
 
 anthropic_stream::event anthropic_stream::ping() {
@@ -109,7 +111,8 @@ std::vector<anthropic_stream::event> anthropic_stream::start(int32_t cached_toke
     json msg = {{"id", meta_.id},           {"type", "message"},        {"role", "assistant"},
                 {"model", meta_.model},     {"content", json::array()}, {"stop_reason", nullptr},
                 {"stop_sequence", nullptr}, {"usage", usage(meta_)}};
-    return {{"message_start", fields::dump_json({{"type", "message_start"}, {"message", msg}})}, ping()};
+    return {{"message_start", fields::dump_json({{"type", "message_start"}, {"message", msg}})},
+            ping()};
 }
 
 void anthropic_stream::open(block b, const std::string &content_block_json,
@@ -132,8 +135,8 @@ void anthropic_stream::close(std::vector<event> &out) {
                   {"index", index_},
                   {"delta", {{"type", "signature_delta"}, {"signature", k_thinking_signature}}}})});
     }
-    out.push_back(
-        {"content_block_stop", fields::dump_json({{"type", "content_block_stop"}, {"index", index_}})});
+    out.push_back({"content_block_stop",
+                   fields::dump_json({{"type", "content_block_stop"}, {"index", index_}})});
     open_ = block::NONE;
 }
 
@@ -153,9 +156,9 @@ std::vector<anthropic_stream::event> anthropic_stream::on_delta(const chat_delta
         case chat_delta::kind::TOOL_CALL_START:
             open(block::TOOL,
                  fields::dump_json({{"type", "tool_use"},
-                       {"id", d.id},
-                       {"name", d.name},
-                       {"input", json::object()}}),
+                                    {"id", d.id},
+                                    {"name", d.name},
+                                    {"input", json::object()}}),
                  out);
             tool_idx_ = d.tool_index;
             return out;
@@ -165,7 +168,8 @@ std::vector<anthropic_stream::event> anthropic_stream::on_delta(const chat_delta
             break;
     }
     out.push_back({"content_block_delta",
-                   fields::dump_json({{"type", "content_block_delta"}, {"index", index_}, {"delta", delta}})});
+                   fields::dump_json(
+                       {{"type", "content_block_delta"}, {"index", index_}, {"delta", delta}})});
     return out;
 }
 
@@ -180,11 +184,12 @@ std::vector<anthropic_stream::event> anthropic_stream::finish(const std::string 
     meta_.cached_tokens = cached_tokens;
     out.push_back(
         {"message_delta",
-         fields::dump_json({{"type", "message_delta"},
-               {"delta",
-                {{"stop_reason", stop_reason},
-                 {"stop_sequence", stop_sequence.empty() ? json(nullptr) : json(stop_sequence)}}},
-               {"usage", usage(meta_)}})});
+         fields::dump_json(
+             {{"type", "message_delta"},
+              {"delta",
+               {{"stop_reason", stop_reason},
+                {"stop_sequence", stop_sequence.empty() ? json(nullptr) : json(stop_sequence)}}},
+              {"usage", usage(meta_)}})});
     out.push_back({"message_stop", R"({"type":"message_stop"})"});
     return out;
 }
