@@ -325,11 +325,8 @@ bool parse_sampling(const json &j, bool count_only, generate_request &out, anthr
 
 bool parse_anthropic_messages(const std::string &body, bool count_only, generate_request &out,
                               anthropic_options &opts, api_error &err) {
-    json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) {
-        err = bad_request("the request body must be a JSON object");
-        return false;
-    }
+    json j;
+    if (!fields::parse_object(body, j, err)) return false;
     out.is_chat = true;
     if (present(j, "model")) {
         if (!j["model"].is_string()) {

@@ -22,7 +22,25 @@ api_error wrong(const std::string &path, const char *key, const std::string &wha
 }  // namespace
 
 bool parse_object(const std::string &body, json &out, api_error &err) {
-    out = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    // The parser itself is iterative; what recurses per level is ours (the request readers'
+    // walks) and json's dump(). A container deeper than the cap is discarded as it starts, never
+    // built, so nothing deep exists afterwards to walk, dump or destroy (issue #38: 100,000
+    // levels in chat_template_kwargs overflowed the head's stack).
+    bool too_deep                     = false;
+    const json::parser_callback_t cap = [&too_deep](int depth, json::parse_event_t ev, json &) {
+        if (ev != json::parse_event_t::object_start && ev != json::parse_event_t::array_start)
+            return true;
+        if (depth >= max_body_depth) too_deep = true;
+        return depth < max_body_depth;
+    };
+    out = json::parse(body, cap, /*allow_exceptions=*/false);
+    if (too_deep && !out.is_discarded()) {
+        out = json();
+        err = bad_request("the request body nests objects and arrays deeper than " +
+                              std::to_string(max_body_depth) + " levels",
+                          "", "invalid_json");
+        return false;
+    }
     if (out.is_discarded() || !out.is_object()) {
         err = bad_request(out.is_discarded() ? "the request body is not valid JSON"
                                              : "the request body must be a JSON object",

@@ -21,7 +21,18 @@ using json = nlohmann::json;
  */
 std::string dump_json(const json &j);
 
-/** Parses `body` as a JSON object (400 "invalid_json" otherwise). */
+/**
+ * The deepest nesting of objects and arrays a request body may have: the top-level object is
+ * level 1. Real requests nest about 10 deep (a JSON schema inside a tool inside the tools
+ * array); 64 is the common cap (Go's encoding/json and serde_json use 10,000 and 128).
+ */
+inline constexpr int max_body_depth = 64;
+
+/**
+ * Parses `body` as a JSON object: 400 "invalid_json" when it is not JSON, not an object, or
+ * nests deeper than max_body_depth (checked while parsing; nothing deeper is ever built). Every
+ * route that reads a client's JSON body parses it here.
+ */
 bool parse_object(const std::string &body, json &out, api_error &err);
 
 /** True when `key` is missing or null. */

@@ -1,5 +1,6 @@
 #include "api/openai_request.h"
 
+#include "api/json_fields.h"
 #include "api/openai_chat_options.h"
 #include "api/priority.h"
 
@@ -14,18 +15,9 @@ using json = nlohmann::json;
 
 namespace {
 
-// Parses the body as a JSON object.
+// Parses the body as a JSON object, its depth bounded (fields::parse_object).
 bool parse_object(const std::string &body, json &j, api_error &err) {
-    j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) {
-        err = bad_request("the request body is not valid JSON", "", "invalid_json");
-        return false;
-    }
-    if (!j.is_object()) {
-        err = bad_request("the request body must be a JSON object", "", "invalid_json");
-        return false;
-    }
-    return true;
+    return fields::parse_object(body, j, err);
 }
 
 bool is_null_or_absent(const json &j, const char *key) {

@@ -26,9 +26,9 @@ void ollama_error(httplib::Response &res, int status, const std::string &message
 // The model name from an Ollama request body ("model", or the older "name"); "" if absent.
 bool read_model(const httplib::Request &req, httplib::Response &res, json &body,
                 std::string &model) {
-    body = json::parse(req.body, nullptr, false);
-    if (!body.is_object()) {
-        ollama_error(res, 400, "the request body must be a JSON object");
+    api_error err;
+    if (!fields::parse_object(req.body, body, err)) {
+        ollama_error(res, 400, err.message);
         return false;
     }
     for (const char *key : {"model", "name"})
