@@ -262,7 +262,9 @@ test('cluster: streams spread over the nodes; a guest SIGKILLed mid-stream loses
   for (const r of reference) assert.equal(r.done, true);
 
   const before = Object.fromEntries((await nodes()).map((n) => [n.name, n.placed_total]));
-  const out = await runAndDisrupt('guest-a', () => guests.a.kill());
+  // A tenth of all tokens in (not a fifth): guest-a's two streams may run ahead of the other
+  // nodes' and end before a fifth of the total is delivered (seen on a loaded 2-core machine).
+  const out = await runAndDisrupt('guest-a', () => guests.a.kill(), 1 / 10);
   const after = await nodes();
   for (const n of ['local', 'guest-b', 'guest-c'])
     assert.ok(after.find((x) => x.name === n).placed_total > (before[n] ?? 0), `node ${n} got sessions`);
@@ -271,9 +273,11 @@ test('cluster: streams spread over the nodes; a guest SIGKILLed mid-stream loses
   // The journal records each move: first on guest-a, then elsewhere from a later token.
   const moved = out.filter((o) => o.placements[0].node === 'guest-a' && o.placements.length > 1);
   assert.ok(moved.length > 0, `a session moved off guest-a (${JSON.stringify(out.map((o) => o.placements))})`);
+  // A session placed on guest-a that had no token yet moves from index 0; at least one had
+  // tokens (checkStreams above: none lost, none repeated).
+  assert.ok(moved.some((o) => o.placements[1].from_index > 0), 'a session moved mid-stream');
   for (const o of moved) {
     assert.notEqual(o.placements[1].node, 'guest-a');
-    assert.ok(o.placements[1].from_index > 0, 'it moved mid-stream');
   }
   const a = await until(async () => (await nodes()).find((n) => n.name === 'guest-a' && n.state === 'failing'), 10000);
   assert.ok(a, 'the killed guest shows as failing');
