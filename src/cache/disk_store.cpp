@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "util/log.h"
+#include "util/paths.h"
 
 namespace sf::cache {
 
@@ -113,6 +114,9 @@ disk_store::disk_store(std::string dir, const std::string &fingerprint, int64_t 
     std::error_code ec;
     fs::create_directories(dir_, ec);
     if (ec) SF_LOG_WARN("cache", "cannot create %s: %s", dir_.c_str(), ec.message().c_str());
+    // Saved states hold prompts: this user's only, folders made by an older version too.
+    paths::restrict_mode(fs::path(dir_).parent_path().string(), 0700);
+    paths::restrict_mode(dir_, 0700);
     std::vector<std::pair<fs::file_time_type, int64_t>> by_time;
     for (const auto &de : fs::directory_iterator(dir_, ec)) {
         const std::string path = de.path().string();

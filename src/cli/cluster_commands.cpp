@@ -153,7 +153,8 @@ static int run_join(cluster_cli &c, const serve_options &wf) {
     g.worker_port = c.worker_port;
     g.listen_host = c.listen_host;
     g.advertise   = c.advertise;
-    if (!paths::make_dirs(g.state_dir)) {
+    paths::make_files_private();  // the guest's certificate, key and fetched model: 0600/0700
+    if (!paths::make_private_dirs(g.state_dir)) {
         std::fprintf(stderr, "cannot create the state directory %s\n", g.state_dir.c_str());
         return 1;
     }

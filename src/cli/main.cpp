@@ -83,6 +83,12 @@ int main(int argc, char **argv) {
     serve->add_option("--api-key", so.api_keys,
                       "Require this key of every API request (Authorization: Bearer KEY or "
                       "x-api-key); repeat for several");
+    serve->add_option("--cors-origin", so.cors_origins,
+                      "Let web pages of this origin (scheme://host[:port], or * for any) call the "
+                      "API; this server's own pages and loopback origins always may; repeatable");
+    serve->add_option("--allowed-host", so.allowed_hosts,
+                      "Serve requests whose Host header is this name while listening on "
+                      "loopback (others: 403, against DNS rebinding); repeatable");
     serve
         ->add_option("--max-body-bytes", so.max_body_bytes,
                      "Largest accepted request body (larger: 413)")

@@ -10,6 +10,7 @@
 #include "cli/model_source.h"
 #include "cluster/cluster_head.h"
 #include "http/http_server.h"
+#include "http/origin_policy.h"
 #include "journal/journal_open.h"
 #include "mkmodel.h"
 #include "placement/local_worker.h"
@@ -126,15 +127,11 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
     return argv;
 }
 
-// True for addresses only this machine reaches: localhost, 127.0.0.0/8, ::1.
-static bool is_loopback_host(const std::string &h) {
-    return h == "localhost" || h.rfind("127.", 0) == 0 || h == "::1" || h == "[::1]";
-}
-
 int run_serve(const serve_options &in) {
+    paths::make_files_private();  // journal, prefix cache, cluster keys: 0600/0700
     serve_options opts = in;
     if (opts.state_dir.empty()) opts.state_dir = paths::default_state_dir();
-    if (!paths::make_dirs(opts.state_dir)) {
+    if (!paths::make_private_dirs(opts.state_dir)) {
         SF_LOG_ERROR("serve", "cannot create the state directory %s", opts.state_dir.c_str());
         return 1;
     }
@@ -205,6 +202,8 @@ int run_serve(const serve_options &in) {
     ho.threads          = opts.http_threads;
     ho.header_timeout_s = opts.header_timeout_s;
     ho.api_keys         = opts.api_keys;
+    ho.cors_origins     = opts.cors_origins;
+    ho.allowed_hosts    = opts.allowed_hosts;
     if (!is_loopback_host(opts.host) && opts.api_keys.empty())
         SF_LOG_WARN("serve",
                     "listening on %s, beyond this machine, with no --api-key: anyone who can "

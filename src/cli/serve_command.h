@@ -26,6 +26,8 @@ struct serve_options {
     std::string state_dir;              // empty = XDG state dir
     std::string config_file;            // JSON: default_priority, priority_rules (api/priority.h)
     std::vector<std::string> api_keys;  // --api-key: required of every API request when set
+    std::vector<std::string> cors_origins;   // --cors-origin: web page origins allowed
+    std::vector<std::string> allowed_hosts;  // --allowed-host: Host names served on loopback
     priority_class default_priority = priority_class::NORMAL;
     bool strict_model_names         = false;  // unknown model names: 404, not the served model
     int64_t aging_ms                = 10000;  // scheduler aging step (scheduler.h)

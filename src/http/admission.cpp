@@ -43,7 +43,7 @@ bool open_route(const httplib::Request &req) {
 }  // namespace
 
 void install_admission(httplib::Server &svr, std::vector<std::string> api_keys,
-                       std::shared_ptr<connection_stats> stats,
+                       origin_policy origins, std::shared_ptr<connection_stats> stats,
                        std::shared_ptr<header_deadline> deadline) {
     if (deadline)
         svr.set_logger([deadline](const httplib::Request &, const httplib::Response &res) {
@@ -52,8 +52,8 @@ void install_admission(httplib::Server &svr, std::vector<std::string> api_keys,
             if (!res.content_provider_)
                 deadline->arm();  // the response is out: the next request's headers are awaited
         });
-    svr.set_pre_routing_handler([keys = std::move(api_keys), stats, deadline](
-                                    const httplib::Request &req, httplib::Response &res) {
+    svr.set_pre_routing_handler([keys = std::move(api_keys), origins = std::move(origins), stats,
+                                 deadline](const httplib::Request &req, httplib::Response &res) {
         using R = httplib::Server::HandlerResponse;
         if (deadline) {
             // The headers are in; a body still to come gets its own allowance.
@@ -75,6 +75,10 @@ void install_admission(httplib::Server &svr, std::vector<std::string> api_keys,
                         "too_many_connections"};
             send_api_error(req, res, e);
             return R::Handled;  // an error status closes the connection (httplib)
+        }
+        if (api_error b = check_browser_request(origins, req); b.status != 0) {
+            send_api_error(req, res, b);
+            return R::Handled;
         }
         if (!keys.empty() && !open_route(req) &&
             std::find(keys.begin(), keys.end(), key_of(req)) == keys.end()) {

@@ -44,10 +44,16 @@ bool http_server::model_matches(const std::string &name) {
     return h.reachable && !h.status.model_name.empty() && name == h.status.model_name;
 }
 
-// Set once: a duplicated Access-Control-Allow-Origin ("*, *") is rejected by browsers.
-static void cors_headers(httplib::Response &res) {
-    if (!res.has_header("Access-Control-Allow-Origin"))
-        res.set_header("Access-Control-Allow-Origin", "*");
+// A page of an allowed origin may read the response: its origin is echoed (never "*"), set once
+// (a duplicated Access-Control-Allow-Origin is rejected by browsers). Requests without an Origin
+// (SDKs, curl, agents) need no CORS headers; refused origins were answered in pre-routing.
+static void cors_headers(const origin_policy &p, const httplib::Request &req,
+                         httplib::Response &res) {
+    if (!req.has_header("Origin") || res.has_header("Access-Control-Allow-Origin")) return;
+    const std::string origin = req.get_header_value("Origin");
+    if (!p.origin_allowed(origin, req.get_header_value("Host"))) return;
+    res.set_header("Access-Control-Allow-Origin", origin);
+    res.set_header("Vary", "Origin");
 }
 
 void http_server::register_routes() {
@@ -64,7 +70,8 @@ void http_server::register_routes() {
     svr.new_task_queue = [limit, stats, deadline] {
         return new connection_gate(limit, stats, deadline);
     };
-    install_admission(svr, opts_.api_keys, conn_stats_, deadline_);
+    const origin_policy origins{opts_.host, opts_.cors_origins, opts_.allowed_hosts};
+    install_admission(svr, opts_.api_keys, origins, conn_stats_, deadline_);
     svr.set_payload_max_length(opts_.max_body_bytes);
     // Reading a request (headers and body) must not take long: a slow or stalled client holds
     // an HTTP thread. Generation time is not bounded by this (it is not reading).
@@ -72,7 +79,7 @@ void http_server::register_routes() {
     svr.set_write_timeout(600);
 
     // Bodies for failures httplib detects itself (413, unknown route, …), in OpenAI's shape.
-    svr.set_error_handler([](const httplib::Request &req, httplib::Response &res) {
+    svr.set_error_handler([origins](const httplib::Request &req, httplib::Response &res) {
         if (!res.body.empty()) return;
         api_error e;
         e.status = res.status;
@@ -95,7 +102,7 @@ void http_server::register_routes() {
             e.message = httplib::status_message(res.status);
             if (res.status >= 500) e.type = "server_error";
         }
-        cors_headers(res);
+        cors_headers(origins, req, res);
         // Anthropic clients get Anthropic's error shape (they send anthropic-version).
         const bool anthropic =
             req.path.rfind("/v1/messages", 0) == 0 || req.has_header("anthropic-version");
@@ -117,12 +124,13 @@ void http_server::register_routes() {
             res.set_content(openai_error_body(e), "application/json");
         });
     svr.set_post_routing_handler(
-        [deadline = deadline_](const httplib::Request &, httplib::Response &res) {
-            cors_headers(res);
+        [origins, deadline = deadline_](const httplib::Request &req, httplib::Response &res) {
+            cors_headers(origins, req, res);
             if (deadline) header_deadline::after_streamed_body(res);
         });
 
-    // CORS preflight: no authentication, allow what browsers ask for.
+    // CORS preflight from an allowed origin (pre-routing refused the others): no
+    // authentication, allow what browsers ask for.
     svr.Options(".*", [](const httplib::Request &req, httplib::Response &res) {
         res.status = 204;  // Access-Control-Allow-Origin comes from the post-routing handler
         res.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS, HEAD");

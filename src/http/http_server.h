@@ -1,4 +1,5 @@
-// The head's HTTP server (cpp-httplib, the copy llama.cpp vendors): routing, CORS, body
+// The head's HTTP server (cpp-httplib, the copy llama.cpp vendors): routing, CORS (for the
+// origins http/origin_policy.h allows), body
 // limits, error bodies for transport-level failures, and the non-generation endpoints
 // (/health, /v1/models, /metrics). Generation routes live in openai_routes.cpp.
 #pragma once
@@ -28,8 +29,10 @@ struct http_options {
     std::string state_dir;     // the model store's index (/api/pull, /api/delete)
     priority_config priority;  // how requests get their class (api/priority.h)
 
-    bool strict_model_names = false;    // unknown model names: 404 (http/model_names.h)
-    std::vector<std::string> api_keys;  // non-empty: every API route needs one (admission.h)
+    bool strict_model_names = false;         // unknown model names: 404 (http/model_names.h)
+    std::vector<std::string> api_keys;       // non-empty: every API route needs one (admission.h)
+    std::vector<std::string> cors_origins;   // --cors-origin (http/origin_policy.h)
+    std::vector<std::string> allowed_hosts;  // --allowed-host (http/origin_policy.h)
 };
 
 class http_server {

@@ -1,5 +1,7 @@
 #include "journal/sqlite_db.h"
 
+#include "util/paths.h"
+
 namespace sf::journal {
 
 sqlite_stmt::sqlite_stmt(sqlite3 *db, const char *sql) {
@@ -75,6 +77,10 @@ bool sqlite_db::open(const std::string &path, bool readonly, std::string &err) {
     }
     sqlite3_busy_timeout(db_, 5000);
     sqlite3_extended_result_codes(db_, 1);
+    // Every prompt and answer is in it: this user's only, a file made by an older version too
+    // (new ones are 0600 by the umask of serve and join).
+    if (!readonly)
+        for (const char *suffix : {"", "-wal", "-shm"}) paths::restrict_mode(path + suffix, 0600);
     return true;
 }
 

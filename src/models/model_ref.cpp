@@ -1,6 +1,7 @@
 #include "models/model_ref.h"
 
 #include <filesystem>
+#include <string_view>
 
 namespace sf::models {
 
@@ -11,6 +12,25 @@ static bool valid_part(const std::string &s) {
                   c == '-' || c == '_' || c == '.';
         if (!ok) return false;
     }
+    return true;
+}
+
+// A revision as git accepts a ref name (git check-ref-format, the rules that matter for a
+// path): a branch with slashes (refs/pr/1) or a commit, but no ".." or "." component, no
+// component starting with '.', no empty component, no ".lock" suffix, no control character,
+// space, backslash or any of ~^:?*[@. It names a folder under the model cache
+// (hf_cache refs/), so "../" would have written outside it (issue #38).
+static bool valid_revision(const std::string &r) {
+    if (r.empty() || r.size() > 255 || r.front() == '/' || r.back() == '/' || r.back() == '.')
+        return false;
+    if (r.find("..") != std::string::npos || r.find("//") != std::string::npos ||
+        r.find("/.") != std::string::npos || r.front() == '.')
+        return false;
+    if (r.size() >= 5 && r.compare(r.size() - 5, 5, ".lock") == 0) return false;
+    for (unsigned char c : r)
+        if (c < 0x20 || c == 0x7f ||
+            std::string_view(" ~^:?*[\\@").find(static_cast<char>(c)) != std::string_view::npos)
+            return false;
     return true;
 }
 
@@ -27,9 +47,7 @@ std::optional<model_ref> parse_model_ref(const std::string &text) {
     if (auto at = rest.find('@'); at != std::string::npos) {
         r.revision = rest.substr(at + 1);
         rest       = rest.substr(0, at);
-        // A revision may be a branch with slashes (refs/pr/1) but not empty or spaced.
-        if (r.revision.empty() || r.revision.find_first_of(" \t\n:@") != std::string::npos)
-            return std::nullopt;
+        if (!valid_revision(r.revision)) return std::nullopt;
     }
     if (auto colon = rest.find(':'); colon != std::string::npos) {
         r.tag = rest.substr(colon + 1);

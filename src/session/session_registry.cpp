@@ -1,17 +1,22 @@
 #include "session/session_registry.h"
 
+#include <openssl/rand.h>
+
 #include <cstdio>
-#include <random>
+#include <stdexcept>
 
 #include "protocol/request_codec.h"
 
 namespace sf {
 
 std::string session_registry::new_id() {
-    static thread_local std::mt19937_64 rng{std::random_device{}()};
-    char buf[40];
-    snprintf(buf, sizeof buf, "sess_%016llx%04llx", static_cast<unsigned long long>(rng()),
-             static_cast<unsigned long long>(counter_.fetch_add(1) & 0xffff));
+    // 128 bits from OpenSSL's CSPRNG (issue #38: ids were a per-thread mt19937_64 seeded with
+    // 32 bits plus a counter, guessable by anyone who saw one).
+    unsigned char bytes[16];
+    if (RAND_bytes(bytes, sizeof bytes) != 1)
+        throw std::runtime_error("session ids: the system's random source failed");
+    char buf[5 + 2 * sizeof bytes + 1] = "sess_";
+    for (size_t i = 0; i < sizeof bytes; ++i) snprintf(buf + 5 + 2 * i, 3, "%02x", bytes[i]);
     return buf;
 }
 

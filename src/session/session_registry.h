@@ -22,7 +22,10 @@ class session_registry {
     session_registry(journal::writer &journal, worker_client &worker)
         : journal_(journal), worker_(worker) {}
 
-    /** A new session id: "sess_" + 20 hex digits (random, then a counter). */
+    /**
+     * A new session id: "sess_" + 32 hex digits, 128 bits from OpenSSL's CSPRNG (RAND_bytes;
+     * throws std::runtime_error when it fails). Any thread.
+     */
     std::string new_id();
     /** Tracks a running session (until remove). */
     void add(const std::shared_ptr<session> &s);
@@ -48,7 +51,6 @@ class session_registry {
 
     journal::writer &journal_;
     worker_client &worker_;
-    std::atomic<uint64_t> counter_{0};
     std::mutex mu_;
     std::map<std::string, std::weak_ptr<session>> live_;
 };

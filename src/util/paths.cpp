@@ -1,5 +1,7 @@
 #include "util/paths.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -23,6 +25,22 @@ bool make_dirs(const std::string &dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     return !ec;
+}
+
+bool make_private_dirs(const std::string &dir) {
+    if (!make_dirs(dir)) return false;
+    restrict_mode(dir, 0700);
+    return true;
+}
+
+void restrict_mode(const std::string &path, unsigned mode) {
+    std::error_code ec;
+    std::filesystem::permissions(path, static_cast<std::filesystem::perms>(mode),
+                                 std::filesystem::perm_options::replace, ec);
+}
+
+void make_files_private() {
+    ::umask(077);
 }
 
 }  // namespace sf::paths

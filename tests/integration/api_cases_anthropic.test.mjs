@@ -211,7 +211,8 @@ test('B24 CORS preflight on /v1/messages allows the Anthropic headers without au
     headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-api-key, anthropic-version, anthropic-beta, content-type' },
   });
   assert.ok(res.status === 200 || res.status === 204);
-  assert.equal(res.headers.get('access-control-allow-origin'), '*');
+  // A loopback origin (a local web UI) is allowed by default and echoed, never '*' (issue #38).
+  assert.equal(res.headers.get('access-control-allow-origin'), 'http://localhost:5173');
   assert.match(res.headers.get('access-control-allow-methods'), /POST/);
   for (const h of ['x-api-key', 'anthropic-version', 'anthropic-beta']) assert.match(res.headers.get('access-control-allow-headers'), new RegExp(h));
   const bare = await fetch(server.url + '/v1/models', { method: 'OPTIONS' });

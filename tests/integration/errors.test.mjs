@@ -138,7 +138,8 @@ test('CORS preflight is answered without authentication (B24)', async () => {
     },
   });
   assert.ok(res.status === 200 || res.status === 204);
-  assert.equal(res.headers.get('access-control-allow-origin'), '*');
+  // A loopback origin (a local web UI) is allowed by default and echoed, never '*' (issue #38).
+  assert.equal(res.headers.get('access-control-allow-origin'), 'http://localhost:5173');
   assert.match(res.headers.get('access-control-allow-methods'), /POST/);
   assert.match(res.headers.get('access-control-allow-headers'), /authorization/);
 });

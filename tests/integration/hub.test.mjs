@@ -256,6 +256,12 @@ test('serve org/repo:TAG pulls and serves; /api/pull streams progress; /api/dele
     assert.match((await bad.json()).error, /available quantizations: Q4_K_M, Q8_0, UD-Q4_K_XL/);
     const notjson = await fetch(`${server.url}/api/pull`, { method: 'POST', body: '{' });
     assert.equal(notjson.status, 400);
+    // Issue #38: a revision that climbs out of the cache ("../") is refused before anything is
+    // fetched or written (it named the ref file hf_cache writes).
+    const climb = await fetch(`${server.url}/api/pull`, { method: 'POST', body: JSON.stringify({ model: `${REPO}:Q8_0@../../../escape`, stream: false }) });
+    assert.equal(climb.status, 400);
+    assert.equal(typeof (await climb.json()).error, 'string');
+    assert.ok(!existsSync(join(box.env.HF_HOME, '..', '..', 'escape')) && !existsSync(join(box.env.HF_HOME, '..', 'escape')));
 
     // /api/tags: the served model, then the pulled ones.
     const tags = (await (await fetch(`${server.url}/api/tags`)).json()).models;

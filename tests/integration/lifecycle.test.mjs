@@ -165,9 +165,9 @@ test('a form-encoded body over 1 MiB is read as JSON, not refused as a form (413
     // The JSON was parsed: the prompt is then too long for a 512-token context.
     assert.equal(res.status, 400);
     assert.equal((await res.json()).error.code, 'context_length_exceeded');
-    // Errors httplib produces itself carry exactly one CORS origin header.
-    const nf = await fetch(`${server.url}/nope`);
-    assert.equal(nf.headers.get('access-control-allow-origin'), '*');
+    // Errors httplib produces itself carry exactly one CORS origin header (an allowed page's).
+    const nf = await fetch(`${server.url}/nope`, { headers: { Origin: 'http://localhost:5173' } });
+    assert.equal(nf.headers.get('access-control-allow-origin'), 'http://localhost:5173');
   } finally {
     await server.stop();
   }

@@ -191,7 +191,8 @@ test('OPTIONS /api/chat is a CORS preflight answered without authentication (B24
     },
   });
   assert.ok([200, 204].includes(r.status));
-  assert.equal(r.headers.get('access-control-allow-origin'), '*');
+  // A loopback origin (a local web UI) is allowed by default and echoed, never '*' (issue #38).
+  assert.equal(r.headers.get('access-control-allow-origin'), 'http://localhost:5173');
   assert.match(r.headers.get('access-control-allow-methods'), /POST/);
   assert.match(r.headers.get('access-control-allow-headers'), /authorization/);
 });

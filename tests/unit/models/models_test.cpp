@@ -29,6 +29,20 @@ TEST(ModelRef, RejectsWhatIsNotARepository) {
     EXPECT_FALSE(is_local_model_path("org/repo-that-is-not-here:Q4_K_M"));
 }
 
+// Issue #38: a revision names a folder under the model cache (refs/<rev>), so one that climbs
+// out of it ("../") or is not a git ref name is refused before anything is fetched or written.
+TEST(ModelRef, RevisionsAreGitRefNamesThatStayInTheCache) {
+    for (const char *s :
+         {"org/repo@../../x", "org/repo:Q4_K_M@../../../tmp/evil", "org/repo@a/../b", "org/repo@..",
+          "org/repo@.hidden", "org/repo@a/.b", "org/repo@/abs", "org/repo@a//b", "org/repo@a/",
+          "org/repo@x.lock", "org/repo@a\\b", "org/repo@a~1", "org/repo@a^", "org/repo@a*",
+          "org/repo@a?", "org/repo@a[", "org/repo@x@{1}", "org/repo@tab\tx", "org/repo@end."})
+        EXPECT_FALSE(parse_model_ref(s)) << s;
+    for (const char *s : {"org/repo@main", "org/repo@refs/pr/1", "org/repo:Q4_K_M@v1.0",
+                          "org/repo@0123456789abcdef0123456789abcdef01234567"})
+        EXPECT_TRUE(parse_model_ref(s)) << s;
+}
+
 TEST(QuantSelector, ReadsQuantFromFileNames) {
     EXPECT_EQ(quant_of("Qwen3-0.6B-Q4_K_M.gguf"), "Q4_K_M");
     EXPECT_EQ(quant_of("Qwen3-8B-UD-Q4_K_XL.gguf"), "UD-Q4_K_XL");
