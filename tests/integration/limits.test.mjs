@@ -29,7 +29,7 @@ function rawRequest(port, head, body = '') {
 
 const chat = JSON.stringify({ model: 'm', max_tokens: 4, messages: [{ role: 'user', content: 'hi' }] });
 const post = (port, path, body, extra = '') =>
-  rawRequest(port, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${extra}`, body);
+  rawRequest(port, `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extra}`, body);
 
 test('over --http-threads connections: 503 with Retry-After in each API\'s shape, served again once they close', async () => {
   const server = await startServer(['--http-threads', '4']);
@@ -55,7 +55,7 @@ test('over --http-threads connections: 503 with Retry-After in each API\'s shape
     const ollama = await post(server.port, '/api/chat', chat);
     assert.equal(ollama.status, 503, ollama.body);
     assert.equal(typeof JSON.parse(ollama.body).error, 'string');
-    const m = await rawRequest(server.port, 'GET /metrics HTTP/1.1\r\nHost: x\r\n');
+    const m = await rawRequest(server.port, 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     assert.equal(m.status, 503, 'even /metrics waits for a free connection');
     // The streams end: new connections are served again, and /metrics counts the refusals.
     streams.abort();
@@ -92,9 +92,9 @@ test('--api-key: every API route asks for one of the keys, in its own shape; /he
     const oll = await post(server.port, '/api/chat', chat);
     assert.equal(oll.status, 401);
     assert.equal(typeof JSON.parse(oll.body).error, 'string');
-    const models = await rawRequest(server.port, 'GET /v1/models HTTP/1.1\r\nHost: x\r\n');
+    const models = await rawRequest(server.port, 'GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     assert.equal(models.status, 401);
-    assert.equal((await rawRequest(server.port, 'GET /health HTTP/1.1\r\nHost: x\r\n')).status, 200);
+    assert.equal((await rawRequest(server.port, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n')).status, 200);
   } finally {
     await server.stop();
   }
@@ -118,15 +118,15 @@ test('a bind beyond loopback without --api-key is warned about; with a key it is
 test('oversized headers get a clear 400 in OpenAI\'s shape; a long unknown path is not echoed whole', async () => {
   const server = await startServer();
   try {
-    const big = await rawRequest(server.port, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(10000)}\r\n`);
+    const big = await rawRequest(server.port, `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(10000)}\r\n`);
     assert.equal(big.status, 400);
     assert.match(JSON.parse(big.body).error.message, /headers cannot be read/);
-    const many = await rawRequest(server.port, 'GET /health HTTP/1.1\r\nHost: x\r\n' + Array.from({ length: 150 }, (_, i) => `X-H${i}: v\r\n`).join(''));
+    const many = await rawRequest(server.port, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n' + Array.from({ length: 150 }, (_, i) => `X-H${i}: v\r\n`).join(''));
     assert.equal(many.status, 400);
-    const long404 = await rawRequest(server.port, `GET /${'b'.repeat(5000)} HTTP/1.1\r\nHost: x\r\n`);
+    const long404 = await rawRequest(server.port, `GET /${'b'.repeat(5000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n`);
     assert.equal(long404.status, 404);
     assert.ok(long404.body.length < 600, 'a long unknown path is not echoed whole');
-    assert.equal((await rawRequest(server.port, 'GET /health HTTP/1.1\r\nHost: x\r\n')).status, 200, 'still serving');
+    assert.equal((await rawRequest(server.port, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n')).status, 200, 'still serving');
   } finally {
     await server.stop();
   }
