@@ -18,8 +18,10 @@ void add_launch_options(CLI::App &cmd, launch::launch_options &o) {
         ->check(CLI::Range(1, 65535));
     cmd.add_option("--model", o.model,
                    "Model to serve when launch starts the server (a .gguf or org/repo[:TAG])");
-    cmd.add_option("--priority", o.priority, "Priority class of the agent's requests")
-        ->capture_default_str()
+    cmd.add_option("--priority", o.priority,
+                   "Mark the agent's requests with this class; without it they carry none and "
+                   "get the server's --default-priority, as any client that marks nothing (a "
+                   "person's chat beside the agents is then never behind them by class)")
         ->check(CLI::IsMember({"interactive", "normal", "batch"}));
     cmd.add_option("--bin", o.bin, "The agent's executable (default: found on PATH)");
     cmd.add_option("--state-dir", o.state_dir,

@@ -11,12 +11,21 @@ using json = nlohmann::json;
 
 namespace {
 
-// The key an agent sends; the server reads the class from its prefix (api/priority.h step 4).
-std::string api_key(const launch_context &c) {
-    return "sk-" + c.priority + "-superfluid";
+// The key an agent sends. With a class (launch --priority), the server reads it from the
+// prefix (api/priority.h step 4); without one (the default), the key names no class, so the
+// agent's requests get the server's --default-priority like any client that marks nothing,
+// and the key tells the agents apart for least-attained-service fairness (issue #36: launched
+// agents as "interactive" kept an unmarked chat waiting 10 s, the aging bound).
+std::string api_key(const launch_context &c, const std::string &agent) {
+    return c.priority.empty() ? "sk-superfluid-" + agent : "sk-" + c.priority + "-superfluid";
 }
 
 const char *kHeader = "X-Superfluid-Priority";
+
+// The class header as a JSON object of headers: empty when the agent carries no class.
+json class_headers(const launch_context &c) {
+    return c.priority.empty() ? json::object() : json{{kHeader, c.priority}};
+}
 
 // An agent's own JSON config with our keys merged in (what was there stays).
 json read_json(const std::string &path) {
@@ -38,18 +47,19 @@ std::string read_text(const std::string &path) {
 // checks, so nothing leaves the machine.
 launch_plan claude(const launch_context &c) {
     launch_plan p;
-    p.program       = "claude";
-    p.env           = {{"ANTHROPIC_BASE_URL", c.base_url},
-                       {"ANTHROPIC_AUTH_TOKEN", api_key(c)},
-                       {"ANTHROPIC_MODEL", c.model},
-                       {"ANTHROPIC_SMALL_FAST_MODEL", c.model},
-                       {"ANTHROPIC_DEFAULT_OPUS_MODEL", c.model},
-                       {"ANTHROPIC_DEFAULT_SONNET_MODEL", c.model},
-                       {"ANTHROPIC_DEFAULT_HAIKU_MODEL", c.model},
-                       {"CLAUDE_CODE_SUBAGENT_MODEL", c.model},
-                       {"ANTHROPIC_CUSTOM_HEADERS", std::string(kHeader) + ": " + c.priority},
-                       {"CLAUDE_CODE_ATTRIBUTION_HEADER", "0"},
-                       {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"}};
+    p.program = "claude";
+    p.env     = {{"ANTHROPIC_BASE_URL", c.base_url},
+                 {"ANTHROPIC_AUTH_TOKEN", api_key(c, "claude")},
+                 {"ANTHROPIC_MODEL", c.model},
+                 {"ANTHROPIC_SMALL_FAST_MODEL", c.model},
+                 {"ANTHROPIC_DEFAULT_OPUS_MODEL", c.model},
+                 {"ANTHROPIC_DEFAULT_SONNET_MODEL", c.model},
+                 {"ANTHROPIC_DEFAULT_HAIKU_MODEL", c.model},
+                 {"CLAUDE_CODE_SUBAGENT_MODEL", c.model},
+                 {"CLAUDE_CODE_ATTRIBUTION_HEADER", "0"},
+                 {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"}};
+    if (!c.priority.empty())
+        p.env.push_back({"ANTHROPIC_CUSTOM_HEADERS", std::string(kHeader) + ": " + c.priority});
     p.unset         = {"ANTHROPIC_API_KEY"};  // would take precedence over the token
     p.priority_note = "header via ANTHROPIC_CUSTOM_HEADERS, and the key in ANTHROPIC_AUTH_TOKEN";
     return p;
@@ -63,26 +73,19 @@ launch_plan codex(const launch_context &c) {
     launch_plan p;
     p.program        = "codex";
     const auto quote = [](const std::string &s) { return json(s).dump(); };  // TOML basic string
-    p.args           = {"-c",
-                        "model_provider=\"superfluid\"",
-                        "-c",
-                        "model=" + quote(c.model),
-                        "-c",
-                        "model_providers.superfluid.name=\"Superfluid\"",
-                        "-c",
-                        "model_providers.superfluid.base_url=" + quote(c.base_url + "/v1"),
-                        "-c",
-                        "model_providers.superfluid.wire_api=\"responses\"",
-                        "-c",
-                        "model_providers.superfluid.http_headers={ \"" + std::string(kHeader) +
-                            "\" = " + quote(c.priority) + " }",
-                        "-c",
-                        "features.plugins=false",
-                        "-c",
-                        "analytics.enabled=false",
-                        "-c",
-                        "check_for_update_on_startup=false"};
-    p.priority_note  = "header via the provider's http_headers";
+    p.args           = {"-c", "model_provider=\"superfluid\"",
+                        "-c", "model=" + quote(c.model),
+                        "-c", "model_providers.superfluid.name=\"Superfluid\"",
+                        "-c", "model_providers.superfluid.base_url=" + quote(c.base_url + "/v1"),
+                        "-c", "model_providers.superfluid.wire_api=\"responses\"",
+                        "-c", "features.plugins=false",
+                        "-c", "analytics.enabled=false",
+                        "-c", "check_for_update_on_startup=false"};
+    if (!c.priority.empty())
+        p.args.insert(p.args.begin() + 10,
+                      {"-c", "model_providers.superfluid.http_headers={ \"" + std::string(kHeader) +
+                                 "\" = " + quote(c.priority) + " }"});
+    p.priority_note = "header via the provider's http_headers";
     return p;
 }
 
@@ -101,8 +104,8 @@ launch_plan opencode(const launch_context &c) {
             {"name", "Superfluid"},
             {"options",
              {{"baseURL", c.base_url + "/v1"},
-              {"apiKey", api_key(c)},
-              {"headers", {{kHeader, c.priority}}}}},
+              {"apiKey", api_key(c, "opencode")},
+              {"headers", class_headers(c)}}},
             {"models", {{c.model, {{"name", c.model}}}}}}}}},
         {"model", "superfluid/" + c.model},
         {"small_model", "superfluid/" + c.model},
@@ -130,8 +133,8 @@ launch_plan pi(const launch_context &c) {
     json cfg                       = read_json(path);
     cfg["providers"]["superfluid"] = {{"baseUrl", c.base_url + "/v1"},
                                       {"api", "openai-completions"},
-                                      {"apiKey", api_key(c)},
-                                      {"headers", {{kHeader, c.priority}}},
+                                      {"apiKey", api_key(c, "pi")},
+                                      {"headers", class_headers(c)},
                                       {"models", {{{"id", c.model}}}}};
     launch_plan p;
     p.program       = "pi";
@@ -157,22 +160,21 @@ launch_plan cline(const launch_context &c) {
     json global                   = read_json(dir + "/settings/global-settings.json");
     providers["version"]          = providers.value("version", 1);
     providers["lastUsedProvider"] = "openai-compatible";
-    providers["providers"]["openai-compatible"]["settings"] = {
-        {"provider", "openai-compatible"},
-        {"apiKey", api_key(c)},
-        {"model", c.model},
-        {"baseUrl", c.base_url + "/v1"},
-        {"headers", {{kHeader, c.priority}}}};
-    global["telemetryOptOut"]      = true;
-    global["autoUpdateEnabled"]    = false;
-    state["actModeApiProvider"]    = "openai";
-    state["planModeApiProvider"]   = "openai";
-    state["openAiBaseUrl"]         = c.base_url + "/v1";
-    state["actModeOpenAiModelId"]  = c.model;
-    state["planModeOpenAiModelId"] = c.model;
-    state["openAiHeaders"]         = {{kHeader, c.priority}};
-    state["welcomeViewCompleted"]  = true;
-    secrets["openAiApiKey"]        = api_key(c);
+    providers["providers"]["openai-compatible"]["settings"] = {{"provider", "openai-compatible"},
+                                                               {"apiKey", api_key(c, "cline")},
+                                                               {"model", c.model},
+                                                               {"baseUrl", c.base_url + "/v1"},
+                                                               {"headers", class_headers(c)}};
+    global["telemetryOptOut"]                               = true;
+    global["autoUpdateEnabled"]                             = false;
+    state["actModeApiProvider"]                             = "openai";
+    state["planModeApiProvider"]                            = "openai";
+    state["openAiBaseUrl"]                                  = c.base_url + "/v1";
+    state["actModeOpenAiModelId"]                           = c.model;
+    state["planModeOpenAiModelId"]                          = c.model;
+    state["openAiHeaders"]                                  = class_headers(c);
+    state["welcomeViewCompleted"]                           = true;
+    secrets["openAiApiKey"]                                 = api_key(c, "cline");
     launch_plan p;
     p.program       = "cline";
     p.env           = {{"E2E_TEST", "true"}};
@@ -196,7 +198,7 @@ launch_plan hermes(const launch_context &c) {
     p.files         = {{c.launch_dir + "/config.yaml",
                         "# written by superfluid launch hermes\nmodel:\n  default: " + q(c.model) +
                             "\n  provider: custom\n  base_url: " + q(c.base_url + "/v1") +
-                            "\n  api_key: " + q(api_key(c)) + "\n",
+                            "\n  api_key: " + q(api_key(c, "hermes")) + "\n",
                         false}};
     p.priority_note = "the key only (Hermes has no custom-header setting)";
     return p;
@@ -212,7 +214,7 @@ launch_plan openclaw(const launch_context &c) {
            {{"ollama",
              {{"baseUrl", c.base_url},
               {"api", "ollama"},
-              {"apiKey", api_key(c)},
+              {"apiKey", api_key(c, "openclaw")},
               {"models",
                {{{"id", c.model},
                  {"name", c.model},

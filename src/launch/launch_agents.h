@@ -19,7 +19,7 @@ namespace sf::launch {
 struct launch_context {
     std::string base_url;     // "http://127.0.0.1:8453" (no trailing slash)
     std::string model;        // the id the server serves
-    std::string priority;     // "interactive" | "normal" | "batch"
+    std::string priority;     // "interactive" | "normal" | "batch"; "" = no class (default)
     std::string home;         // $HOME: where agents keep their own config
     std::string config_home;  // $XDG_CONFIG_HOME, else $HOME/.config
     std::string launch_dir;   // launch-owned directory for this agent's config

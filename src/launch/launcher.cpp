@@ -46,11 +46,22 @@ std::string find_on_path(const std::string &prog) {
     return "";
 }
 
+// The class as printed: "none (the server's default)" when the agent carries none.
+std::string priority_shown(const launch_context &c) {
+    return c.priority.empty() ? "none (the server's default)" : c.priority;
+}
+
 void print_plan(const agent_def &a, const launch_plan &p, const launch_context &c,
                 const std::string &program, const std::vector<std::string> &user_args) {
     printf("# superfluid launch %s (%s): requests go to %s, model %s, priority %s\n", a.name,
-           a.title, c.base_url.c_str(), c.model.c_str(), c.priority.c_str());
-    printf("# priority travels as: %s\n", p.priority_note.c_str());
+           a.title, c.base_url.c_str(), c.model.c_str(), priority_shown(c).c_str());
+    if (c.priority.empty())
+        printf(
+            "# no class is sent (the key only tells this agent apart); --priority CLASS "
+            "would travel as: %s\n",
+            p.priority_note.c_str());
+    else
+        printf("# priority travels as: %s\n", p.priority_note.c_str());
     for (const auto &u : p.unset) printf("unset %s\n", u.c_str());
     for (const auto &[k, v] : p.env) printf("export %s=%s\n", k.c_str(), sh(v).c_str());
     for (const auto &f : p.files) {
@@ -99,10 +110,10 @@ launch_context make_context(const launch_options &o, const agent_def &a, const s
                   : models::is_local_model_path(o.model) ? fs::path(o.model).stem().string()
                                                          : o.model;
     }
-    c.priority = o.priority;
-    c.home            = home;
-    const char *xdg   = std::getenv("XDG_CONFIG_HOME");
-    c.config_home     = xdg && *xdg ? xdg : c.home + "/.config";
+    c.priority      = o.priority;
+    c.home          = home;
+    const char *xdg = std::getenv("XDG_CONFIG_HOME");
+    c.config_home   = xdg && *xdg ? xdg : c.home + "/.config";
     c.launch_dir =
         (o.state_dir.empty() ? paths::default_state_dir() : o.state_dir) + "/launch/" + a.name;
     if (server.context_length > 0) c.context_length = server.context_length;
@@ -140,7 +151,7 @@ int run_launch(const launch_options &o) {
     }
     if (!write_files(p)) return 1;
     fprintf(stderr, "superfluid launch: %s → %s (model %s, priority %s)\n", a->title,
-            c.base_url.c_str(), c.model.c_str(), c.priority.c_str());
+            c.base_url.c_str(), c.model.c_str(), priority_shown(c).c_str());
 
     std::vector<std::string> argv_s = {exe};
     argv_s.insert(argv_s.end(), p.args.begin(), p.args.end());

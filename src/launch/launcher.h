@@ -18,12 +18,12 @@ struct launch_options {
     std::vector<std::string> args;  // passed to the agent after its launch arguments
     std::string host = "127.0.0.1";
     int port         = 8453;
-    std::string model;                     // served when launch starts the server; "" = default
-    std::string priority = "interactive";  // class of the agent's requests
-    std::string bin;                       // the agent's executable (default: its name on PATH)
-    std::string state_dir;                 // "" = the default state directory
-    bool print = false;                    // show what would be set, run nothing
-    std::string superfluid_exe;            // the executable `serve`d when no server answers
+    std::string model;           // served when launch starts the server; "" = default
+    std::string priority;        // class of the agent's requests; "" = none (the server's default)
+    std::string bin;             // the agent's executable (default: its name on PATH)
+    std::string state_dir;       // "" = the default state directory
+    bool print = false;          // show what would be set, run nothing
+    std::string superfluid_exe;  // the executable `serve`d when no server answers
 };
 
 /**

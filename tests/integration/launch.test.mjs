@@ -54,15 +54,19 @@ test('launch --print: every agent gets the documented variables and config', asy
 
   const claude = await print('claude', '--', '-p', 'hi');
   assert.equal(claude.env.ANTHROPIC_BASE_URL, url);
-  assert.equal(claude.env.ANTHROPIC_AUTH_TOKEN, 'sk-interactive-superfluid');
+  // No class by default (issue #36): the key names none and tells the agent apart; no header.
+  assert.equal(claude.env.ANTHROPIC_AUTH_TOKEN, 'sk-superfluid-claude');
   for (const v of ['ANTHROPIC_MODEL', 'ANTHROPIC_SMALL_FAST_MODEL', 'ANTHROPIC_DEFAULT_OPUS_MODEL', 'ANTHROPIC_DEFAULT_SONNET_MODEL', 'ANTHROPIC_DEFAULT_HAIKU_MODEL', 'CLAUDE_CODE_SUBAGENT_MODEL'])
     assert.equal(claude.env[v], id, v);
   assert.equal(claude.env.CLAUDE_CODE_ATTRIBUTION_HEADER, '0');
   assert.equal(claude.env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, '1');
-  assert.equal(claude.env.ANTHROPIC_CUSTOM_HEADERS, 'X-Superfluid-Priority: interactive');
+  assert.equal(claude.env.ANTHROPIC_CUSTOM_HEADERS, undefined);
   assert.deepEqual(claude.unset, ['ANTHROPIC_API_KEY']);
   assert.deepEqual(claude.exec, ['claude', '-p', 'hi']);
 
+  const marked = await print('claude', '--priority', 'interactive');
+  assert.equal(marked.env.ANTHROPIC_CUSTOM_HEADERS, 'X-Superfluid-Priority: interactive');
+  assert.equal(marked.env.ANTHROPIC_AUTH_TOKEN, 'sk-interactive-superfluid');
   const batch = await print('claude', '--priority', 'batch');
   assert.equal(batch.env.ANTHROPIC_CUSTOM_HEADERS, 'X-Superfluid-Priority: batch');
   assert.equal(batch.env.ANTHROPIC_AUTH_TOKEN, 'sk-batch-superfluid');
@@ -75,12 +79,14 @@ test('launch --print: every agent gets the documented variables and config', asy
     'model_providers.superfluid.name="Superfluid"',
     `model_providers.superfluid.base_url="${url}/v1"`,
     'model_providers.superfluid.wire_api="responses"',
-    'model_providers.superfluid.http_headers={ "X-Superfluid-Priority" = "interactive" }',
     // Offline (issue #19): no plugin sync, analytics or update check.
     'features.plugins=false',
     'analytics.enabled=false',
     'check_for_update_on_startup=false',
   ]);
+
+  const codexMarked = await print('codex', '--priority', 'interactive');
+  assert.ok(codexMarked.exec.includes('model_providers.superfluid.http_headers={ "X-Superfluid-Priority" = "interactive" }'));
 
   const opencodePlan = await print('opencode');
   const opencode = JSON.parse(opencodePlan.env.OPENCODE_CONFIG_CONTENT);
@@ -91,15 +97,16 @@ test('launch --print: every agent gets the documented variables and config', asy
   assert.equal(opencodePlan.files[join(home, '.config/opencode/.npmrc')], 'offline=true');
   assert.equal(opencode.provider.superfluid.npm, '@ai-sdk/openai-compatible');
   assert.equal(opencode.provider.superfluid.options.baseURL, `${url}/v1`);
-  assert.equal(opencode.provider.superfluid.options.headers['X-Superfluid-Priority'], 'interactive');
+  assert.deepEqual(opencode.provider.superfluid.options.headers, {});
+  assert.equal(opencode.provider.superfluid.options.apiKey, 'sk-superfluid-opencode');
   assert.equal(opencode.model, `superfluid/${id}`);
 
   const pi = await print('pi');
   const piCfg = JSON.parse(pi.files[join(home, '.pi/agent/models.json')]);
   assert.equal(piCfg.providers.mine.baseUrl, 'http://x');
   assert.deepEqual(piCfg.providers.superfluid, {
-    api: 'openai-completions', apiKey: 'sk-interactive-superfluid', baseUrl: `${url}/v1`,
-    headers: { 'X-Superfluid-Priority': 'interactive' }, models: [{ id }],
+    api: 'openai-completions', apiKey: 'sk-superfluid-pi', baseUrl: `${url}/v1`,
+    headers: {}, models: [{ id }],
   });
   assert.deepEqual(pi.exec, ['pi', '--provider', 'superfluid', '--model', id]);
   assert.equal(pi.env.PI_OFFLINE, '1');
@@ -111,14 +118,14 @@ test('launch --print: every agent gets the documented variables and config', asy
   assert.equal(gs.planModeApiProvider, 'openai');
   assert.equal(gs.openAiBaseUrl, `${url}/v1`);
   assert.equal(gs.actModeOpenAiModelId, id);
-  assert.deepEqual(gs.openAiHeaders, { 'X-Superfluid-Priority': 'interactive' });
-  assert.equal(JSON.parse(cline.files[join(home, '.cline/data/secrets.json')]).openAiApiKey, 'sk-interactive-superfluid');
+  assert.deepEqual(gs.openAiHeaders, {});
+  assert.equal(JSON.parse(cline.files[join(home, '.cline/data/secrets.json')]).openAiApiKey, 'sk-superfluid-cline');
   // Cline 3 reads its provider from settings/providers.json; telemetry and updates off.
   const cp = JSON.parse(cline.files[join(home, '.cline/data/settings/providers.json')]);
   assert.equal(cp.lastUsedProvider, 'openai-compatible');
   assert.deepEqual(cp.providers['openai-compatible'].settings, {
-    provider: 'openai-compatible', apiKey: 'sk-interactive-superfluid', model: id, baseUrl: `${url}/v1`,
-    headers: { 'X-Superfluid-Priority': 'interactive' },
+    provider: 'openai-compatible', apiKey: 'sk-superfluid-cline', model: id, baseUrl: `${url}/v1`,
+    headers: {},
   });
   assert.deepEqual(JSON.parse(cline.files[join(home, '.cline/data/settings/global-settings.json')]),
     { telemetryOptOut: true, autoUpdateEnabled: false });
@@ -127,7 +134,7 @@ test('launch --print: every agent gets the documented variables and config', asy
   const hermes = await print('hermes');
   assert.equal(hermes.env.HERMES_HOME, join(state, 'launch', 'hermes'));
   const yaml = hermes.files[join(state, 'launch', 'hermes', 'config.yaml')];
-  assert.match(yaml, new RegExp(`default: "${id}"\\n  provider: custom\\n  base_url: "${url}/v1"\\n  api_key: "sk-interactive-superfluid"`));
+  assert.match(yaml, new RegExp(`default: "${id}"\\n  provider: custom\\n  base_url: "${url}/v1"\\n  api_key: "sk-superfluid-hermes"`));
 
   const openclaw = await print('openclaw');
   const ocPath = join(state, 'launch', 'openclaw', 'openclaw.json');
@@ -187,7 +194,7 @@ test('launch starts the server in the background, runs the agent with its args, 
   assert.match(missing.stderr, /no-such-codex \(Codex\) is not installed: npm install -g @openai\/codex, or pass --bin PATH/);
 });
 
-test('the class launch gives an agent reaches the server: header (OpenCode) and key only (Hermes)', async () => {
+test('the class launch gives an agent reaches the server: header (OpenCode) and key only (Hermes); none by default', async () => {
   const server = await startServer();
   cleanup.push(() => server.stop());
   const dir = mkdtempSync(join(tmpdir(), 'sf-launch-class-'));
@@ -214,7 +221,12 @@ await ask(v('base_url'), v('api_key'), {}, v('default'));\n`);
     const batch = await sf(['launch', agent, '--bin', bin, '--priority', 'batch', ...base]);
     assert.equal(batch.code, 0, batch.stderr);
     assert.equal(batch.stdout.trim(), '200 batch', agent);
-    const interactive = await sf(['launch', agent, '--bin', bin, ...base]);
+    const interactive = await sf(['launch', agent, '--bin', bin, '--priority', 'interactive', ...base]);
     assert.equal(interactive.stdout.trim(), '200 interactive', agent);
+    // Unmarked by default (issue #36): the server's --default-priority, as for a person's chat
+    // from a UI that marks nothing, so the agent never outranks it by class.
+    const plain = await sf(['launch', agent, '--bin', bin, ...base]);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.equal(plain.stdout.trim(), '200 normal', agent);
   }
 });

@@ -140,7 +140,8 @@ export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs =
 
   const checkRequests = (lines) => {
     assert.ok(lines.length >= 1, `no request of ${agent} in the server log:\n${server.log().slice(-3000)}`);
-    for (const l of lines) assert.ok(l.includes(`POST ${path}: class interactive,`), l);
+    // launch marks no class by default (issue #36): the server's default, normal.
+    for (const l of lines) assert.ok(l.includes(`POST ${path}: class normal,`), l);
   };
   const checkOffline = (r) => assert.deepEqual(r.outbound, [], `connections off loopback:\n${r.outbound.join('\n')}`);
 

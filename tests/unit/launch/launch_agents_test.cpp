@@ -200,6 +200,25 @@ TEST(LaunchAgents, EveryAgentIsPointedAtTheServer) {
     }
 }
 
+// Issue #36: without --priority an agent carries no class (no header, a key that names none),
+// so it gets the server's default as any unmarked client does; the key tells agents apart.
+TEST(LaunchAgents, WithoutAClassNoHeaderAndAKeyThatNamesNone) {
+    sf::test::temp_dir dir;
+    for (const char *agent : {"claude", "codex", "opencode", "pi", "cline", "hermes", "openclaw"}) {
+        SCOPED_TRACE(agent);
+        const auto p = plan_of(agent, context(dir, ""));
+        std::string all;  // everything the agent is given
+        for (const auto &a : p.args) all += "\n" + a;
+        for (const auto &[k, v] : p.env) all += "\n" + k + "=" + v;
+        for (const auto &f : p.files) all += "\n" + f.content;
+        EXPECT_EQ(all.find(kHeader), std::string::npos) << "a class header";
+        for (const char *cls : {"sk-interactive-", "sk-normal-", "sk-batch-"})
+            EXPECT_EQ(all.find(cls), std::string::npos) << cls;
+        if (std::string(agent) != "codex")  // Codex sends no key
+            EXPECT_NE(all.find(std::string("sk-superfluid-") + agent), std::string::npos);
+    }
+}
+
 TEST(LaunchAgents, ClaudeCodeGetsTheAnthropicEndpointModelKeyAndHeader) {
     sf::test::temp_dir dir;
     for (const std::string cls : {"interactive", "normal", "batch"}) {
