@@ -1,6 +1,6 @@
 // `superfluid launch claude` runs the real Claude Code (the @anthropic-ai/claude-code npm
 // package installed here) in print mode through one completed turn against the tiny model,
-// over the Anthropic Messages API (issue #7), with the priority class launch gives it.
+// over the Anthropic Messages API (issue #7), with the priority class launch gives it (none by default).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -35,9 +35,10 @@ test('launch claude: Claude Code completes a turn in print mode against the tiny
     const out = r.stdout + r.stderr;
     assert.doesNotMatch(out, /API Error: (4|5)\d\d|Unexpected event|ECONNREFUSED|Could not/i, out);
     assert.ok(r.code === 0 || /exceeded the 8 output token maximum/.test(out), `exit ${r.code}:\n${out}\nserver:\n${server.log().slice(-3000)}`);
-    // The turn's requests ran in the class launch gave them.
+    // The turn's requests ran in the class launch gave them: none, so the server's default
+    // (normal), as for any client that marks nothing (issue #36).
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    const ttft = Number(/time_to_first_token_seconds_count\{priority="interactive"\} (\d+)/.exec(metrics)?.[1]);
+    const ttft = Number(/time_to_first_token_seconds_count\{priority="normal"\} (\d+)/.exec(metrics)?.[1]);
     assert.ok(ttft > 0, metrics);
   } finally {
     await server.stop();
