@@ -57,13 +57,8 @@ void install_admission(httplib::Server &svr, std::vector<std::string> api_keys,
         using R = httplib::Server::HandlerResponse;
         if (deadline) {
             // The headers are in; a body still to come gets its own allowance.
-            const size_t length = req.get_header_value_u64("Content-Length");
-            const bool body =
-                req.method != "GET" && req.method != "HEAD" &&
-                (length > 0 ||
-                 req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos);
-            if (body)
-                header_deadline::body_expected(length);
+            if (req.method != "GET" && req.method != "HEAD" && request_has_body(req))
+                header_deadline::body_expected(req.get_header_value_u64("Content-Length"));
             else
                 deadline->disarm();
         }

@@ -50,6 +50,11 @@ bool simple_content_type(const std::string &type) {
 
 }  // namespace
 
+bool request_has_body(const httplib::Request &req) {
+    return req.get_header_value_u64("Content-Length") > 0 ||
+           req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos;
+}
+
 bool is_loopback_host(const std::string &h) {
     return h == "localhost" || h.rfind("127.", 0) == 0 || h == "::1" || h == "[::1]";
 }
@@ -98,12 +103,9 @@ api_error check_browser_request(const origin_policy &p, const httplib::Request &
                                    "", "origin_not_allowed"};
         return e;
     }
-    // Pre-routing runs before the body is read: whether one comes is in the headers.
     const bool changes = req.method == "POST" || req.method == "PUT" || req.method == "DELETE";
-    const bool body =
-        req.get_header_value_u64("Content-Length") > 0 ||
-        req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos;
-    if (changes && body && simple_content_type(req.get_header_value("Content-Type")))
+    if (changes && request_has_body(req) &&
+        simple_content_type(req.get_header_value("Content-Type")))
         e = {415, "invalid_request_error",
              "a request from a web page must send its body with Content-Type: application/json", "",
              "unsupported_media_type"};

@@ -39,6 +39,12 @@ struct origin_policy {
     bool origin_allowed(const std::string &origin, const std::string &own_host) const;
 };
 
+/**
+ * True when a body follows the request's headers (Content-Length > 0 or chunked): what
+ * pre-routing, which runs before the body is read, can know of it.
+ */
+bool request_has_body(const httplib::Request &req);
+
 /** True for addresses only this machine reaches: localhost, 127.0.0.0/8, ::1. */
 bool is_loopback_host(const std::string &host);
 
