@@ -5,7 +5,10 @@
 # "<module>/<header>: No such file or directory". The declared graph is the one drawn in
 # docs/ARCHITECTURE.md ("Modules").
 
-set(SF_VIEWS_DIR "${CMAKE_BINARY_DIR}/module_views")
+# A cache entry, so tests/ and fuzz/ (not below src/, where this file is included) see it too:
+# as a plain variable it was empty there and their views went to /target_<name>, one folder for
+# every checkout on the machine.
+set(SF_VIEWS_DIR "${CMAKE_BINARY_DIR}/module_views" CACHE INTERNAL "include views of the modules")
 
 # sf_module_folders(<out> <module>...): the modules' folders, with their declared modules'.
 function(sf_module_folders out)

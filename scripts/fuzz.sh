@@ -44,8 +44,10 @@ for entry in "${selected[@]}"; do
   corpus=$BUILD/corpus/$target artifacts=$BUILD/artifacts/$target
   mkdir -p "$corpus" "$artifacts"
   rm -f "$artifacts"/*
+  # JSON inputs get the dictionary (field names, and nesting tokens that add depth in one
+  # mutation); session ids, disk entries and journal pages are not JSON.
   dict=()
-  [[ ${entry#*:} == requests || ${entry#*:} == config ]] && dict=(-dict="$ROOT/tests/fuzz/json.dict")
+  case ${entry#*:} in requests | config | chat_output | hub_listing) dict=(-dict="$ROOT/tests/fuzz/json.dict") ;; esac
   log "$target: ${SECONDS_EACH} s"
   out=$BUILD/$target.log
   # libFuzzer exits non-zero on a finding; the artifacts folder says which.

@@ -14,6 +14,7 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config git ca-certificate
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev libssl-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libgmock-dev
   bsdutils  # script(1): the terminal-chat test runs `superfluid run` on a pseudo-terminal
+  sqlite3  # journal checks in the cluster and retry-resume tests read journal.db
   strace iproute2 util-linux  # tests/agents: connect() audit, a network namespace (unshare);
                               # cluster.test.mjs: ip netns + veth + bridge per guest
   nftables  # cluster.test.mjs: a half-open link (a guest's packets to the head dropped)

@@ -336,6 +336,7 @@ bool parse_anthropic_messages(const std::string &body, bool count_only, generate
         out.model = j["model"].get<std::string>();
     }
     if (!parse_sampling(j, count_only, out, opts, err)) return false;
+    if (!fields::cache_salt(j, out.cache_salt, err)) return false;  // ours, as vLLM's
     std::string system;
     if (present(j, "system") && !blocks_text(j["system"], "system", false, system, err))
         return false;

@@ -129,6 +129,19 @@ bool string(const json &obj, const char *key, std::string &out, api_error &err,
     return true;
 }
 
+bool cache_salt(const json &obj, std::string &out, api_error &err) {
+    if (!string(obj, "cache_salt", out, err)) return false;
+    if (!absent(obj, "cache_salt") && (out.empty() || out.size() > max_cache_salt_bytes)) {
+        err = wrong("", "cache_salt",
+                    "must be a non-empty string of at most " +
+                        std::to_string(max_cache_salt_bytes) + " bytes",
+                    "invalid_value");
+        out.clear();
+        return false;
+    }
+    return true;
+}
+
 bool strings(const json &obj, const char *key, std::vector<std::string> &out, api_error &err,
              const std::string &path) {
     if (absent(obj, key)) return true;
@@ -147,7 +160,18 @@ bool strings(const json &obj, const char *key, std::vector<std::string> &out, ap
     return true;
 }
 
+bool schema_size_ok(const json &schema, const std::string &param, api_error &err) {
+    const size_t n = schema.dump().size();
+    if (n <= k_max_schema_bytes) return true;
+    err = bad_request("the schema is " + std::to_string(n) + " bytes; at most " +
+                          std::to_string(k_max_schema_bytes) +
+                          " are accepted (a grammar is built from it for the request)",
+                      param, "schema_too_large");
+    return false;
+}
+
 bool enforceable_schema(const json &schema, bool strict, const std::string &param, api_error &err) {
+    if (!schema_size_ok(schema, param, err)) return false;
     std::string where;
     const std::string bad = unsupported_schema_keyword(schema, strict, where);
     if (bad.empty()) return true;

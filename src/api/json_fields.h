@@ -58,14 +58,31 @@ bool boolean(const json &obj, const char *key, bool &out, api_error &err,
 bool string(const json &obj, const char *key, std::string &out, api_error &err,
             const std::string &path = "");
 
+/** Longest `cache_salt` taken (vLLM suggests 43 base64 characters: 256 random bits). */
+inline constexpr size_t max_cache_salt_bytes = 1024;
+/**
+ * `cache_salt` (vLLM's request field; issue #38): absent or null leaves `out` empty; otherwise
+ * a non-empty string of at most max_cache_salt_bytes. Requests share cached prefixes only with
+ * requests of the same salt (core/generate_request.h cache_scope). Else a 400 naming it.
+ */
+bool cache_salt(const json &obj, std::string &out, api_error &err);
+
 /** A string or an array of strings, appended to `out`. */
 bool strings(const json &obj, const char *key, std::vector<std::string> &out, api_error &err,
              const std::string &path = "");
 
 /**
  * A JSON schema the output grammar can enforce (api/json_schema_check.h; `strict` for output
- * formats, not for tool parameters). Otherwise a 400 naming the keyword and `param`.
+ * formats, not for tool parameters) and no larger than k_max_schema_bytes (schema_size_ok).
+ * Otherwise a 400 naming the keyword and `param`.
  */
 bool enforceable_schema(const json &schema, bool strict, const std::string &param, api_error &err);
+
+/**
+ * A schema of at most k_max_schema_bytes serialized (api/json_schema_check.h): the worker turns
+ * it into a grammar for this request, at a cost that grows with its size. Otherwise a 400
+ * naming `param` and the bound.
+ */
+bool schema_size_ok(const json &schema, const std::string &param, api_error &err);
 
 }  // namespace sf::fields

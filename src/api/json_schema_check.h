@@ -5,9 +5,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <string>
 
 namespace sf {
+
+/**
+ * The most bytes one schema (a response format, one tool's parameters), serialized, may take:
+ * the worker builds a grammar from it for the request, and that cost grows with its size
+ * (issue #38 item 4). Nesting is bounded already at parse time (api/json_fields.h, 64 levels).
+ */
+constexpr size_t k_max_schema_bytes = size_t{64} << 10;
 
 /**
  * Returns "" when `schema` only uses keywords the grammar enforces (or that are annotations),

@@ -123,6 +123,7 @@ bool parse_common(const json &j, generate_request &out, ollama_options &opts, ap
     if (!fields::boolean(j, "stream", opts.stream, err)) return false;
     if (!parse_keep_alive(j, opts, err)) return false;
     if (!parse_options(j, out, opts, err)) return false;
+    if (!fields::cache_salt(j, out.cache_salt, err)) return false;  // ours, as vLLM's
     chat_options &chat = out.chat;
     if (!fields::absent(j, "format")) {
         // "json": any JSON object (Ollama's JSON mode); an object: a JSON schema to follow.

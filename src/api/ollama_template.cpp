@@ -21,15 +21,23 @@ std::string strip(const std::string &s) {
 }  // namespace
 
 bool render_ollama_template(const std::string &tmpl, const std::string &system,
-                            const std::string &prompt, std::string &out, std::string &error) {
-    auto value = [&](const std::string &name, std::string &v) {
-        if (name == ".System")
-            v = system;
-        else if (name == ".Prompt")
-            v = prompt;
-        else
+                            const std::string &prompt, std::string &out, std::string &error,
+                            size_t max_out) {
+    // Appends `piece` unless the output would pass max_out.
+    auto emit = [&](const std::string &piece) {
+        if (piece.size() > max_out - out.size()) {
+            error = "the rendered template would be larger than " + std::to_string(max_out) +
+                    " bytes (each {{ .Prompt }} and {{ .System }} inserts a copy of the value)";
             return false;
+        }
+        out += piece;
         return true;
+    };
+    // The value a name stands for (not copied), or null.
+    auto value = [&](const std::string &name) -> const std::string * {
+        if (name == ".System") return &system;
+        if (name == ".Prompt") return &prompt;
+        return nullptr;
     };
     // Each open `if` records whether its current branch is being emitted.
     struct frame {
@@ -51,7 +59,7 @@ bool render_ollama_template(const std::string &tmpl, const std::string &system,
             trim_next = false;
         }
         if (open == std::string::npos) {
-            if (on) out += text;
+            if (on && !emit(text)) return false;
             break;
         }
         size_t close = tmpl.find("}}", open + 2);
@@ -67,24 +75,23 @@ bool render_ollama_template(const std::string &tmpl, const std::string &system,
             trim_next = true;
         }
         if (trim_before) trim_right(text);
-        if (on) out += text;
+        if (on && !emit(text)) return false;
         pos    = close + 2;
         action = strip(action);
-        std::string v;
         if (action == ".Response") {
             if (on) return true;  // the model writes the response from here
-        } else if (value(action, v)) {
-            if (on) out += v;
+        } else if (const std::string *v = value(action)) {
+            if (on && !emit(*v)) return false;
         } else if (action.rfind("if ", 0) == 0) {
-            std::string name = strip(action.substr(3));
-            if (name == ".Response") {
-                v = "";
-            } else if (!value(name, v)) {
+            std::string name     = strip(action.substr(3));
+            const std::string *c = name == ".Response" ? nullptr : value(name);
+            if (name != ".Response" && !c) {
                 error = "unsupported template condition '" + name + "'";
                 return false;
             }
-            stack.push_back({on, !v.empty(), false});
-            on = on && !v.empty();
+            const bool cond = c && !c->empty();
+            stack.push_back({on, cond, false});
+            on = on && cond;
         } else if (action == "else") {
             if (stack.empty() || stack.back().in_else) {
                 error = "'else' without 'if' in template";

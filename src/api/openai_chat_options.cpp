@@ -1,5 +1,6 @@
 #include "api/openai_chat_options.h"
 
+#include "api/json_fields.h"
 #include "api/json_schema_check.h"
 
 namespace sf {
@@ -121,6 +122,7 @@ bool parse_response_format(const json &j, chat_options &out, api_error &err) {
     }
     json schema = rf["json_schema"]["schema"];
     if (schema.empty()) schema = {{"type", "object"}};
+    if (!fields::schema_size_ok(schema, "response_format.json_schema.schema", err)) return false;
     std::string where;
     const auto bad = unsupported_schema_keyword(schema, /*strict=*/true, where);
     if (!bad.empty()) {
@@ -165,6 +167,7 @@ bool tool_parameters_text(const json &params, const std::string &param_name, std
             bad_request("tool parameters must be a JSON Schema object", param_name, "invalid_type");
         return false;
     }
+    if (!fields::schema_size_ok(params, param_name, err)) return false;
     std::string where;
     const auto bad = unsupported_schema_keyword(params, /*strict=*/false, where);
     if (!bad.empty()) {

@@ -150,6 +150,7 @@ bool parse_common(const json &j, generate_request &out, openai_options &opts,
     // Ours: "speculative": false opts the request out of speculative drafts (--spec-type).
     if (!opt_bool(j, "speculative", s.speculative, err)) return false;
     if (!parse_body_priority(j, out, err)) return false;
+    if (!fields::cache_salt(j, out.cache_salt, err)) return false;
 
     // max_completion_tokens is current, max_tokens its deprecated alias (both honoured).
     s.max_tokens = default_max_tokens;

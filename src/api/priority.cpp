@@ -27,27 +27,11 @@ const char *class_name(priority_class c) {
     }
 }
 
-// The key from "Bearer K" or x-api-key.
-static std::string api_key(const priority_headers &h) {
-    if (!h.x_api_key.empty()) return h.x_api_key;
+std::string api_key(const priority_headers &h) {
     const std::string bearer = "Bearer ";
     if (h.authorization.rfind(bearer, 0) == 0) return h.authorization.substr(bearer.size());
+    if (!h.x_api_key.empty()) return h.x_api_key;
     return h.authorization;
-}
-
-// FNV-1a, 64 bits, as 16 hex digits: a stable short id (same across processes and builds).
-static std::string fnv1a_hex(const std::string &s) {
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    char out[17];
-    std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-    return out;
-}
-
-std::string client_identity(const priority_headers &h, const std::string &connection) {
-    if (const std::string key = api_key(h); !key.empty()) return "key:" + fnv1a_hex(key);
-    if (!h.user_agent.empty()) return "ua:" + fnv1a_hex(h.user_agent);
-    return "conn:" + connection;
 }
 
 static std::optional<priority_class> class_from_key(const std::string &key) {

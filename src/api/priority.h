@@ -54,11 +54,12 @@ bool resolve_priority(const std::optional<priority_class> &from_body, const prio
                       const priority_config &cfg, priority_class &out, api_error &err);
 
 /**
- * Who sent a request, for fairness between clients within a class (issue #18): "key:" + a hash
- * of the API key (the key itself is never kept: this id is journaled), else "ua:" + a hash of
- * the User-Agent, else "conn:" + `connection` (the peer's address and port).
+ * The API key a request carries: `Authorization: Bearer K`, else `x-api-key`, else a bare
+ * Authorization value. The one reading of a key: authentication (http/key_check.h), the
+ * priority class, the client identity and session ownership all use it, so with both headers
+ * present they agree on which key it is (issue #39: two readings preferred different headers).
  */
-std::string client_identity(const priority_headers &h, const std::string &connection);
+std::string api_key(const priority_headers &h);
 
 /**
  * Reads `priority_rules` from a JSON config file:

@@ -125,6 +125,7 @@ bool parse_responses_request(const std::string &body, generate_request &out,
     if (!fields::boolean(j, "parallel_tool_calls", out.chat.parallel_tool_calls, err)) return false;
 
     if (!accepted_fields(j, err)) return false;
+    if (!fields::cache_salt(j, out.cache_salt, err)) return false;  // ours, as vLLM's
 
     std::string system;
     if (!fields::string(j, "instructions", system, err)) return false;

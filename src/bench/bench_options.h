@@ -41,9 +41,15 @@ struct bench_options {
     double chat_at_s     = 2.0;
     int chat_max_tokens  = 32;
     bool unmarked        = false;  // no priority header, key or class in any request
+    // priority, with --unmarked: who carries the key `superfluid launch` gives an agent
+    // ("sk-superfluid-claude", no class): "" nobody, "agents", or "chat" (issue #36's mixes)
+    std::string launch_key;
     // recovery
     int kill_after_tokens = 64;
     int stream_tokens     = 256;
+    // recovery: superfluid's stream runs through a loopback cluster (a routing-only head, two
+    // guests) and the guest running it is killed, instead of the local worker (issue #37)
+    bool recovery_through_guest = false;
     // Superfluid's hot standby worker (serve --standby auto|on|off); empty: serve's default.
     std::string standby;
     // Speculative decoding on both servers (issue #21): none | ngram | draft (llama-server:

@@ -241,6 +241,7 @@ stream_result post_stream(const std::string &base_url, const std::string &path, 
     httplib::Headers headers;
     if (!opts.priority.empty()) headers.emplace("X-Superfluid-Priority", opts.priority);
     if (opts.detach) headers.emplace("X-Superfluid-Detach", "true");
+    if (!opts.api_key.empty()) headers.emplace("Authorization", "Bearer " + opts.api_key);
     return read_stream(base_url, path, body.dump(), headers, opts, make);
 }
 
@@ -261,6 +262,7 @@ stream_result post_chat_stream(const std::string &base_url, json body,
         headers.emplace("X-Superfluid-Priority", opts.priority);
     }
     if (opts.detach) headers.emplace("X-Superfluid-Detach", "true");
+    if (!opts.api_key.empty()) headers.emplace("Authorization", "Bearer " + opts.api_key);
     return read_stream(base_url, "/v1/chat/completions", body.dump(), headers, opts, nullptr);
 }
 

@@ -54,6 +54,7 @@ struct stream_result {
 /** Per-request knobs. */
 struct request_options {
     std::string priority;  // "batch"/"interactive": body field + X-Superfluid-Priority header
+    std::string api_key;   // sent as `Authorization: Bearer KEY` when not empty
     double timeout_s = 900;
     /** Called in the receiving thread after each content chunk (count so far, its time). */
     std::function<void(int, double)> on_token;

@@ -250,4 +250,18 @@ wire_delta wire_diff(const std::map<std::string, socket_bytes> &before,
     return d;
 }
 
+std::pair<std::string, int> busiest_node(const std::string &base) {
+    std::string body;
+    std::pair<std::string, int> best{"", 0};
+    if (http_get(base, "/api/ps", 5, &body) != 200) return best;
+    const json j = json::parse(body, nullptr, false);
+    std::map<std::string, int> per;
+    if (j.is_object() && j.contains("sessions") && j["sessions"].is_array())
+        for (const auto &s : j["sessions"])
+            if (s.contains("node") && s["node"].is_string()) ++per[s["node"].get<std::string>()];
+    for (const auto &[n, c] : per)
+        if (c > best.second) best = {n, c};
+    return best;
+}
+
 }  // namespace sf::bench

@@ -76,6 +76,9 @@ class loopback_cluster {
     double rss_head_ = 0, rss_join_ = 0, rss_worker_ = 0;
 };
 
+/** The node running the most sessions now (GET /api/ps, sessions[].node) and their count. */
+std::pair<std::string, int> busiest_node(const std::string &base);
+
 /** TCP payload bytes of one socket, from the kernel (`ss -ti`: bytes_received, bytes_acked). */
 struct socket_bytes {
     uint64_t received = 0, acked = 0;

@@ -182,21 +182,6 @@ std::vector<loss_stream> run_loss_streams(const scenario_context &ctx, const std
     return out;
 }
 
-/** The node running the most sessions now (GET /api/ps, sessions[].node) and their count. */
-std::pair<std::string, int> busiest_node(const std::string &base) {
-    std::string body;
-    std::pair<std::string, int> best{"", 0};
-    if (http_get(base, "/api/ps", 5, &body) != 200) return best;
-    const json j = json::parse(body, nullptr, false);
-    std::map<std::string, int> per;
-    if (j.is_object() && j.contains("sessions") && j["sessions"].is_array())
-        for (const auto &s : j["sessions"])
-            if (s.contains("node") && s["node"].is_string()) ++per[s["node"].get<std::string>()];
-    for (const auto &[n, c] : per)
-        if (c > best.second) best = {n, c};
-    return best;
-}
-
 /** The kill of the node-loss phase: which guest, its sessions then, when (now_s(); 0: none). */
 struct kill_record {
     std::string node;

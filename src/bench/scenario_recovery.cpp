@@ -1,15 +1,22 @@
-// Scenario `recovery`: SIGKILL the inference process mid-stream; time to the next token and
+// Scenario `recovery`: SIGKILL the inference process mid-stream (or, with
+// --recovery-through-guest, the cluster guest running the stream); time to the next token and
 // the stream's integrity against an uninterrupted reference run.
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <functional>
+#include <stdexcept>
 #include <thread>
 
+#include "bench/loopback_cluster.h"
 #include "bench/scenario.h"
 #include "bench/stats.h"
 
 namespace sf::bench {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 // Tokens after the kill searched for the recovery stall.
 constexpr int kRecoveryWindow = 64;
@@ -68,34 +75,36 @@ nlohmann::json story_messages() {
              {"content", "Write a very long story about a lighthouse keeper. Do not stop."}}};
 }
 
-}  // namespace
+/**
+ * Where the killed stream runs: the server the bench started (its inference process is killed),
+ * or a loopback cluster (the guest running the stream is killed, join and worker).
+ */
+struct kill_target {
+    std::string base;                         // the API, http://127.0.0.1:PORT
+    std::function<void(std::string &)> kill;  // SIGKILL what serves the stream now
+    std::function<void()> settle;             // before stopping: let a restart finish
+    bool standby = false;                     // wait for superfluid's standby before the kill
+};
 
-scenario_result run_recovery(scenario_context &ctx) {
+/** The reference streams, the killed one and the figures (scenario_result::figures). */
+void measure(scenario_context &ctx, const kill_target &t, scenario_result &r) {
     const auto &o = ctx.opts;
-    scenario_result r;
-    if (!ctx.server.controlled()) {
-        r.notes.push_back("recovery needs the bench to own the processes (--model, not --url)");
-        for (const char *k : {"recovery_s", "tokens_missing", "tokens_duplicated", "stream_cut"})
-            r.figures[k] = nullptr;
-        return r;
-    }
-    warm_up(ctx);
     // The reference: the same request twice, uninterrupted; the second is compared with the
     // interrupted run, which finds the server in the same state (e.g. its prompt cached, which
     // can change the numerics of a sampled stream). Whether the two agree is recorded.
     ctx.prog.say("reference streams");
     nlohmann::json body = chat_body(story_messages(), o.stream_tokens);
-    stream_result ref0  = post_chat_stream(ctx.server.base_url(), body, req_opts(ctx));
-    stream_result ref   = post_chat_stream(ctx.server.base_url(), body, req_opts(ctx));
+    stream_result ref0  = post_chat_stream(t.base, body, req_opts(ctx));
+    stream_result ref   = post_chat_stream(t.base, body, req_opts(ctx));
 
     // Superfluid with a hot standby (serve --standby, on by default where memory allows): the
     // kill is measured once the standby has loaded, as a worker that has run for a while has.
     int standby_at_kill = -1;
-    if (ctx.server.spec().kind == server_kind::superfluid && o.standby != "off") {
+    if (t.standby) {
         ctx.prog.say("waiting for the standby worker");
         standby_at_kill = 0;
         for (double until = now_s() + 60; now_s() < until;) {
-            if (superfluid_metric(ctx.server.base_url(), "worker_standby", 2.0) == 1) {
+            if (superfluid_metric(t.base, "worker_standby", 2.0) == 1) {
                 standby_at_kill = 1;
                 break;
             }
@@ -109,10 +118,10 @@ scenario_result run_recovery(scenario_context &ctx) {
     ro.on_token        = [&](int n, double) {
         if (n == o.kill_after_tokens && killed_at.load() == 0) {
             killed_at = now_s();
-            ctx.server.kill_engine(kill_error);
+            t.kill(kill_error);
         }
     };
-    stream_result got = post_chat_stream(ctx.server.base_url(), body, ro);
+    stream_result got = post_chat_stream(t.base, body, ro);
 
     double recovery = -1;
     int before_kill = 0;
@@ -143,7 +152,7 @@ scenario_result run_recovery(scenario_context &ctx) {
             request_options po   = req_opts(ctx);
             po.timeout_s         = 60;
             while (now_s() - killed_at.load() < 300) {
-                stream_result p = post_chat_stream(ctx.server.base_url(), probe, po);
+                stream_result p = post_chat_stream(t.base, probe, po);
                 if (p.ttft_s >= 0) {
                     recovery = p.sent_at + p.ttft_s - killed_at.load();
                     break;
@@ -156,8 +165,7 @@ scenario_result run_recovery(scenario_context &ctx) {
     }
     if (!kill_error.empty()) r.notes.push_back("kill: " + kill_error);
     if (got.cut) r.notes.push_back("stream cut: " + (got.error.empty() ? "no [DONE]" : got.error));
-    // Let a restarted llama-server finish loading before the server is stopped.
-    ctx.server.wait_healthy(120);
+    t.settle();
 
     integrity a             = align(ref.pieces, got.pieces);
     auto &f                 = r.figures;
@@ -192,6 +200,71 @@ scenario_result run_recovery(scenario_context &ctx) {
         r.notes.push_back(
             "two uninterrupted runs of the same seeded request differed: the "
             "integrity counts include that nondeterminism");
+}
+
+/**
+ * Superfluid through a guest (--recovery-through-guest, issue #37): a routing-only head and
+ * two loopback guests; the guest running the stream is SIGKILLed (join and worker) and the
+ * session moves to the other one. The bench's own server is stopped meanwhile (never two
+ * engines at once) and started again after.
+ */
+void through_guest(scenario_context &ctx, scenario_result &r) {
+    ctx.server.stop();
+    {
+        loopback_cluster cl(ctx.opts,
+                            fs::path(ctx.server.log_path()).parent_path().string() + "/cluster",
+                            (ctx.opts.out.empty() ? "bench-out/recovery" : ctx.opts.out) +
+                                "/logs/run" + std::to_string(ctx.run + 1) + "-cluster");
+        std::string err;
+        ctx.prog.say("cluster: head, guest-a and guest-b");
+        if (cl.start_head(err).empty()) throw std::runtime_error(err);
+        const std::string two_uses = cl.create_token(2);
+        cl.add_guest("guest-a", two_uses, ctx.opts.cluster_guest_threads);
+        cl.add_guest("guest-b", two_uses, ctx.opts.cluster_guest_threads);
+        if (!cl.wait_active(300, err)) throw std::runtime_error(err);
+        std::string killed;
+        kill_target t;
+        t.base = cl.base_url();
+        t.kill = [&](std::string &e) {
+            killed = busiest_node(t.base).first;
+            if (killed.empty() || cl.kill_guest(killed) <= 0) e = "no guest ran the stream";
+        };
+        t.settle = [] {};
+        measure(ctx, t, r);
+        r.samples["killed_node"]          = killed;
+        r.figures["cluster_peak_rss_mib"] = cl.peak_rss();
+        cl.stop();
+    }
+    r.notes.push_back(
+        "through a guest: a routing-only head and two loopback guests; the guest running the "
+        "stream was SIGKILLed (its join and worker), the session moved to the other");
+    std::string err;
+    if (!ctx.server.start(err)) throw std::runtime_error(err);
+}
+
+}  // namespace
+
+scenario_result run_recovery(scenario_context &ctx) {
+    const auto &o = ctx.opts;
+    scenario_result r;
+    if (!ctx.server.controlled()) {
+        r.notes.push_back("recovery needs the bench to own the processes (--model, not --url)");
+        for (const char *k : {"recovery_s", "tokens_missing", "tokens_duplicated", "stream_cut"})
+            r.figures[k] = nullptr;
+        return r;
+    }
+    warm_up(ctx);
+    const bool superfluid = ctx.server.spec().kind == server_kind::superfluid;
+    if (superfluid && o.recovery_through_guest) {
+        through_guest(ctx, r);
+        return r;
+    }
+    kill_target t;
+    t.base    = ctx.server.base_url();
+    t.kill    = [&](std::string &e) { ctx.server.kill_engine(e); };
+    t.settle  = [&] { ctx.server.wait_healthy(120); };  // a restarted llama-server loads
+    t.standby = superfluid && o.standby != "off";
+    measure(ctx, t, r);
     return r;
 }
 

@@ -15,6 +15,38 @@ constexpr double k_share_weight = 32.0;
 // Tokens a disk entry may lack of a hot prefix and still stand for it (write_to_disk).
 constexpr int32_t k_disk_slack = 32;
 
+// A scope's key: its marker ids, then the tokens (scope 0: the tokens alone, not copied). Lengths
+// found for a key count its markers; real() takes them off.
+class scoped_key {
+  public:
+    scoped_key(uint64_t scope, std::span<const token_id> tokens) {
+        if (scope == 0) {
+            key_ = tokens;
+            return;
+        }
+        buf_.reserve(tokens.size() + 2);
+        buf_.push_back(static_cast<token_id>(0x80000000u | static_cast<uint32_t>(scope >> 33)));
+        buf_.push_back(static_cast<token_id>(0x80000000u | static_cast<uint32_t>(scope)));
+        buf_.insert(buf_.end(), tokens.begin(), tokens.end());
+        key_     = buf_;
+        markers_ = 2;
+    }
+    std::span<const token_id> key() const { return key_; }
+    /** The key of the first `n` tokens. */
+    std::span<const token_id> first(int32_t n) const {
+        return key_.first(static_cast<size_t>(n + markers_));
+    }
+    int32_t markers() const { return markers_; }
+    /** A key length (or a limit on one) for `n` tokens, and back. */
+    int32_t keyed(int32_t n) const { return n + markers_; }
+    int32_t real(int32_t n) const { return std::max(0, n - markers_); }
+
+  private:
+    std::vector<token_id> buf_;
+    std::span<const token_id> key_;
+    int32_t markers_ = 0;
+};
+
 }  // namespace
 
 int32_t common_prefix(std::span<const token_id> a, std::span<const token_id> b, int32_t max_len) {
@@ -22,6 +54,25 @@ int32_t common_prefix(std::span<const token_id> a, std::span<const token_id> b, 
     size_t i       = 0;
     while (i < n && a[i] == b[i]) ++i;
     return static_cast<int32_t>(i);
+}
+
+uint64_t cache_scope_id(std::string_view scope) {
+    if (scope.empty()) return 0;
+    uint64_t v = 0;
+    bool hex   = scope.size() == 16;
+    for (char c : scope) {
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0) {
+            hex = false;
+            break;
+        }
+        v = v << 4 | static_cast<uint64_t>(d);
+    }
+    if (!hex) {
+        v = 1469598103934665603ull;  // FNV-1a: only to tell scopes apart, not a secret
+        for (unsigned char c : scope) v = (v ^ c) * 1099511628211ull;
+    }
+    return v == 0 ? 1 : v;
 }
 
 prefix_cache::prefix_cache(engine_i &engine, cache_options opts)
@@ -43,22 +94,23 @@ prefix_cache::prefix_cache(engine_i &engine, cache_options opts)
 prefix_cache::~prefix_cache() = default;
 
 int32_t prefix_cache::peek(std::span<const token_id> prompt, int32_t max_len,
-                           const std::vector<live_source> &live) const {
+                           const std::vector<live_source> &live, uint64_t scope) const {
     if (!enabled()) return 0;
-    auto m       = tree_.find(prompt, max_len);
-    int32_t best = partial_ ? m.shared : m.whole;
+    const scoped_key k(scope, prompt);
+    auto m       = tree_.find(k.key(), k.keyed(max_len));
+    int32_t best = k.real(partial_ ? m.shared : m.whole);
     if (partial_) {
         for (const auto &l : live) best = std::max(best, common_prefix(prompt, l.tokens, max_len));
     }
     if (disk_) {
-        auto d = disk_->find(prompt, max_len);
-        best   = std::max(best, partial_ ? d.shared : d.whole);
+        auto d = disk_->find(k.key(), k.keyed(max_len));
+        best   = std::max(best, k.real(partial_ ? d.shared : d.whole));
     }
     return best;
 }
 
 int32_t prefix_cache::attach(int seq, std::span<const token_id> prompt, int32_t max_len,
-                             const std::vector<live_source> &live) {
+                             const std::vector<live_source> &live, uint64_t scope) {
     {
         std::lock_guard lk(stats_mu_);
         stats_.lookups++;
@@ -66,8 +118,9 @@ int32_t prefix_cache::attach(int seq, std::span<const token_id> prompt, int32_t 
     }
     if (!enabled()) return 0;
     // Best source in memory: an entry, or (attention models) a live sequence.
-    auto m            = tree_.find(prompt, max_len);
-    int32_t mem_n     = partial_ ? m.shared : m.whole;
+    const scoped_key k(scope, prompt);
+    auto m            = tree_.find(k.key(), k.keyed(max_len));
+    int32_t mem_n     = k.real(partial_ ? m.shared : m.whole);
     int64_t mem_entry = partial_ ? m.shared_entry : m.whole_entry;
     int live_seq      = -1;
     if (partial_) {
@@ -78,10 +131,10 @@ int32_t prefix_cache::attach(int seq, std::span<const token_id> prompt, int32_t 
     }
     int32_t n = 0;
     if (disk_) {
-        auto d            = disk_->find(prompt, max_len);
-        const int32_t dn  = partial_ ? d.shared : d.whole;
+        auto d            = disk_->find(k.key(), k.keyed(max_len));
+        const int32_t dn  = k.real(partial_ ? d.shared : d.whole);
         const int64_t did = partial_ ? d.shared_entry : d.whole_entry;
-        if (dn > mem_n && did >= 0 && load_from_disk(seq, did, dn)) n = dn;
+        if (dn > mem_n && did >= 0 && load_from_disk(seq, did, dn, k.markers())) n = dn;
     }
     bool from_memory = false;
     if (n == 0 && mem_n > 0) {
@@ -103,7 +156,7 @@ int32_t prefix_cache::attach(int seq, std::span<const token_id> prompt, int32_t 
         }
         from_memory = n > 0;
     }
-    if (from_memory) write_to_disk(seq, prompt.first(static_cast<size_t>(n)));
+    if (from_memory) write_to_disk(seq, k.first(n), k.markers());
     {
         std::lock_guard lk(stats_mu_);
         if (n > 0) stats_.hits++;
@@ -112,7 +165,8 @@ int32_t prefix_cache::attach(int seq, std::span<const token_id> prompt, int32_t 
     return n;
 }
 
-void prefix_cache::reused_in_place(int seq, std::span<const token_id> prompt, int32_t n) {
+void prefix_cache::reused_in_place(int seq, std::span<const token_id> prompt, int32_t n,
+                                   uint64_t scope) {
     {
         std::lock_guard lk(stats_mu_);
         stats_.lookups++;
@@ -120,10 +174,14 @@ void prefix_cache::reused_in_place(int seq, std::span<const token_id> prompt, in
         if (n > 0) stats_.hits++;
         stats_.cached_tokens += static_cast<uint64_t>(std::max(n, 0));
     }
-    if (n > 0) write_to_disk(seq, prompt.first(static_cast<size_t>(n)));
+    if (n > 0) {
+        const scoped_key k(scope, prompt);
+        write_to_disk(seq, k.first(n), k.markers());
+    }
 }
 
-bool prefix_cache::load_from_disk(int seq, int64_t disk_id, int32_t n) {
+// `n`: tokens to keep (markers not counted); the entry's key has `markers` marker ids first.
+bool prefix_cache::load_from_disk(int seq, int64_t disk_id, int32_t n, int32_t markers) {
     mapped_payload blob;
     if (!disk_->load(disk_id, blob)) return false;
     if (!engine_.seq_load(seq, blob.payload())) {
@@ -132,7 +190,7 @@ bool prefix_cache::load_from_disk(int seq, int64_t disk_id, int32_t n) {
     }
     const auto tokens = disk_->tokens(disk_id);
     if (partial_) {
-        if (n < static_cast<int32_t>(tokens.size()) && !engine_.seq_trim(seq, n)) {
+        if (n + markers < static_cast<int32_t>(tokens.size()) && !engine_.seq_trim(seq, n)) {
             engine_.seq_trim(seq, 0);
             return false;
         }
@@ -148,10 +206,11 @@ bool prefix_cache::load_from_disk(int seq, int64_t disk_id, int32_t n) {
     return true;
 }
 
-// A prefix reused by a second sequence is hot: worth surviving a restart.
-void prefix_cache::write_to_disk(int seq, std::span<const token_id> tokens) {
+// A prefix reused by a second sequence is hot: worth surviving a restart. `tokens`: its key
+// (`markers` scope markers, then the tokens `seq` holds).
+void prefix_cache::write_to_disk(int seq, std::span<const token_id> tokens, int32_t markers) {
     const auto n = static_cast<int32_t>(tokens.size());
-    if (!disk_ || n < opts_.min_disk_tokens || disk_->has(tokens)) return;
+    if (!disk_ || n - markers < opts_.min_disk_tokens || disk_->has(tokens)) return;
     // A file that already holds nearly all of it will do: requests sharing a system prompt
     // share it plus a few tokens of their own question, a little more or less each time, and
     // a file per length cost a state copy on the path to each first token.
@@ -170,10 +229,12 @@ void prefix_cache::write_to_disk(int seq, std::span<const token_id> tokens) {
     disk_->store(tokens, std::move(blob));
 }
 
-void prefix_cache::snapshot(int seq, std::span<const token_id> tokens) {
-    if (!enabled() || tokens.empty()) return;
-    const auto len = static_cast<int32_t>(tokens.size());
-    auto m         = tree_.find(tokens, len);
+void prefix_cache::snapshot(int seq, std::span<const token_id> real, uint64_t scope) {
+    if (!enabled() || real.empty()) return;
+    const scoped_key k(scope, real);
+    const auto tokens = k.key();
+    const auto len    = static_cast<int32_t>(tokens.size());
+    auto m            = tree_.find(tokens, len);
     if (m.whole == len) {
         touch(m.whole_entry);
         return;
@@ -185,14 +246,16 @@ void prefix_cache::snapshot(int seq, std::span<const token_id> tokens) {
     enforce_budget(id);
 }
 
-void prefix_cache::retain(int seq, std::span<const token_id> tokens) {
-    if (!enabled() || tokens.empty()) return;
+void prefix_cache::retain(int seq, std::span<const token_id> real, uint64_t scope) {
+    if (!enabled() || real.empty()) return;
     if (!partial_) {
-        snapshot(seq, tokens);
+        snapshot(seq, real, scope);
         return;
     }
-    const auto len = static_cast<int32_t>(tokens.size());
-    auto m         = tree_.find(tokens, len);
+    const scoped_key k(scope, real);
+    const auto tokens = k.key();
+    const auto len    = static_cast<int32_t>(tokens.size());
+    auto m            = tree_.find(tokens, len);
     if (m.shared == len) {
         touch(m.shared_entry);  // an entry already holds all of it
         return;

@@ -26,6 +26,12 @@
 //
 // Disk tier (disk_store.h): a prefix reused by a second sequence is hot; its state is written
 // to disk, and a sequence whose prompt a disk entry serves better than memory loads it.
+//
+// Scopes (issue #38; session/cache_scope.h): every call names the sequence's scope (0: the
+// shared one). An entry of scope s is keyed by two marker ids made from s (negative: no token
+// has one) followed by its tokens, in the radix tree and on disk alike, so a lookup never
+// matches an entry of another scope; scope 0 has no markers (its disk files keep their names).
+// Live sources and a slot's held memory are the caller's to filter (scheduler_reuse.cpp).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +40,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cache/disk_store.h"
@@ -66,6 +73,12 @@ struct cache_stats {
 /** Length of the longest common prefix of `a` and `b`, at most `max_len` (< 0: 0). */
 int32_t common_prefix(std::span<const token_id> a, std::span<const token_id> b, int32_t max_len);
 
+/**
+ * The 64-bit id the cache keys a request's scope on (GenerateRequest.cache_scope): 0 for "",
+ * else its 16 hex digits as a number (any other text, from a foreign head, is hashed; never 0).
+ */
+uint64_t cache_scope_id(std::string_view scope);
+
 /** A live sequence whose memory holds `tokens` (positions 0..size-1). */
 struct live_source {
     int seq = 0;
@@ -86,27 +99,28 @@ class prefix_cache {
      * Tokens of `prompt` (at most `max_len`) that attach() would reuse now. Tick thread.
      */
     int32_t peek(std::span<const token_id> prompt, int32_t max_len,
-                 const std::vector<live_source> &live) const;
+                 const std::vector<live_source> &live, uint64_t scope = 0) const;
     /**
      * Loads the longest reusable prefix of `prompt` (at most `max_len` tokens) into the empty
-     * live sequence `seq`; returns its length (0: nothing reused). Counts the lookup.
+     * live sequence `seq`; returns its length (0: nothing reused). Counts the lookup. `live`
+     * holds only sources of `scope` (the caller filters them).
      */
     int32_t attach(int seq, std::span<const token_id> prompt, int32_t max_len,
-                   const std::vector<live_source> &live);
+                   const std::vector<live_source> &live, uint64_t scope = 0);
     /**
      * The caller gave the empty-looking sequence `seq` the first `n` tokens of `prompt` from
      * what its own memory still held (scheduler slot reuse, no copy): counts the lookup and
      * the hit as attach() would, and keeps a hot prefix on disk. `seq` holds exactly those
      * `n` tokens now.
      */
-    void reused_in_place(int seq, std::span<const token_id> prompt, int32_t n);
+    void reused_in_place(int seq, std::span<const token_id> prompt, int32_t n, uint64_t scope = 0);
     /** Snapshot mode: live `seq` holds exactly `tokens`; keeps a snapshot of it. */
-    void snapshot(int seq, std::span<const token_id> tokens);
+    void snapshot(int seq, std::span<const token_id> tokens, uint64_t scope = 0);
     /**
      * The live sequence `seq` (memory holding `tokens`) ends: keeps its state as an entry,
      * before the caller frees the sequence.
      */
-    void retain(int seq, std::span<const token_id> tokens);
+    void retain(int seq, std::span<const token_id> tokens, uint64_t scope = 0);
     /** Thread-safe. */
     cache_stats stats() const;
     /** Waits for queued disk writes (tests, shutdown). */
@@ -128,8 +142,8 @@ class prefix_cache {
     void enforce_budget(int64_t keep = -1);
     int64_t victim(int64_t keep) const;
     void touch(int64_t id);
-    void write_to_disk(int seq, std::span<const token_id> tokens);
-    bool load_from_disk(int seq, int64_t disk_id, int32_t n);
+    void write_to_disk(int seq, std::span<const token_id> key, int32_t markers);
+    bool load_from_disk(int seq, int64_t disk_id, int32_t n, int32_t markers);
     void publish();
 
     engine_i &engine_;

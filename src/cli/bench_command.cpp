@@ -51,6 +51,10 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
         ->capture_default_str();
     cmd.add_flag("--unmarked", o.unmarked,
                  "priority: no priority header, key or class in any request (the usual client)");
+    cmd.add_option("--launch-key", o.launch_key,
+                   "priority --unmarked: who carries the key `superfluid launch` gives an agent "
+                   "(agents | chat); no class either way")
+        ->check(CLI::IsMember({"agents", "chat"}));
     cmd.add_option("--chat-at", o.chat_at_s, "priority: seconds before the chat question")
         ->capture_default_str();
     cmd.add_option("--kill-after", o.kill_after_tokens,
@@ -59,6 +63,9 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
     cmd.add_option("--stream-tokens", o.stream_tokens,
                    "recovery, cluster: length of the stream(s) killed mid-way")
         ->capture_default_str();
+    cmd.add_flag("--recovery-through-guest", o.recovery_through_guest,
+                 "recovery: Superfluid's stream runs through a cluster of two loopback guests and "
+                 "the guest running it is SIGKILLed (join and worker), not the local worker");
     cmd.add_option("--standby", o.standby,
                    "Superfluid's hot standby worker: auto, on or off (default: serve's, auto)")
         ->check(CLI::IsMember({"auto", "on", "off"}));

@@ -12,6 +12,7 @@
 #include "engine/llama/kv_config.h"
 #include "engine/llama/speculation.h"
 #include "util/paths.h"
+#include "util/secret_source.h"
 
 namespace sf {
 
@@ -24,6 +25,12 @@ void add_serve_cluster_flags(CLI::App &serve, serve_options &so) {
         ->check(CLI::Range(1, 65535));
     serve.add_option("--guest-host", so.guest_host, "Address the guest port listens on")
         ->capture_default_str();
+    serve
+        .add_option("--node-lost-after", so.node_lost_after_s,
+                    "Seconds a guest may stay unreachable before it is shown lost (revoke or "
+                    "re-join it to drop it)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 86400));
     serve.add_flag("--no-local-worker{false}", so.local_worker,
                    "With --cluster: run no worker here, only route sessions to guests");
 }
@@ -32,7 +39,12 @@ void add_cluster_commands(CLI::App &app, cluster_cli &c, serve_options &wf) {
     c.join =
         app.add_subcommand("join", "Join a cluster head as a guest node and serve its sessions");
     c.join->add_option("head", c.head, "The head's guest port, HOST:PORT")->required();
-    c.join->add_option("--token", c.token_text, "Join token (sf1.…), needed the first time only");
+    c.join->add_option("--token", c.token_text,
+                       "Join token (sf1.…), needed the first time only. Other local users can "
+                       "read it in ps: prefer --token-file or SUPERFLUID_JOIN_TOKEN");
+    c.join->add_option("--token-file", c.token_file,
+                       "Read the join token from this file (its first line that is not a '#' "
+                       "comment); without --token and --token-file, SUPERFLUID_JOIN_TOKEN");
     c.join->add_option("--model", c.model,
                        "The model to serve (a .gguf file or org/repo[:TAG]; default: the head's, "
                        "streamed from it and checked by SHA-256)");
@@ -144,10 +156,31 @@ static int run_nodes(const std::string &host, int port) {
     return 0;
 }
 
+// The join token: --token, else --token-file, else SUPERFLUID_JOIN_TOKEN ("" when none). False
+// when --token-file cannot be read.
+static bool join_token(const cluster_cli &c, std::string &token) {
+    token = c.token_text;
+    if (token.empty() && !c.token_file.empty()) {
+        std::vector<std::string> found;
+        std::string err, warning;
+        if (!read_secrets_file(c.token_file, found, err, warning)) {
+            std::fprintf(stderr, "--token-file: %s\n", err.c_str());
+            return false;
+        }
+        if (!warning.empty()) std::fprintf(stderr, "warning: --token-file: %s\n", warning.c_str());
+        token = found.front();
+    }
+    if (token.empty()) {
+        const auto env = secrets_from_env("SUPERFLUID_JOIN_TOKEN");
+        if (!env.empty()) token = env.front();
+    }
+    return true;
+}
+
 static int run_join(cluster_cli &c, const serve_options &wf) {
     cluster::guest_options g;
-    g.head        = c.head;
-    g.token       = c.token_text;
+    g.head = c.head;
+    if (!join_token(c, g.token)) return 1;
     g.state_dir   = c.state_dir.empty() ? paths::default_state_dir() : c.state_dir;
     g.name        = c.name;
     g.worker_port = c.worker_port;

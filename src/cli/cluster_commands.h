@@ -15,6 +15,7 @@ struct cluster_cli {
     CLI::App *join = nullptr, *token = nullptr, *token_create = nullptr, *nodes = nullptr,
              *nodes_revoke = nullptr;
     std::string head, token_text, state_dir, model, name, listen_host = "0.0.0.0", advertise;
+    std::string token_file;   // join --token-file (else --token, else SUPERFLUID_JOIN_TOKEN)
     std::string revoke_name;  // nodes revoke NAME
     int worker_port        = 8455;
     int uses               = 1;

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/model_source.h"
 #include "cli/serve_command.h"
 
 namespace sf {
@@ -32,6 +33,9 @@ void add_launch_options(CLI::App &cmd, launch::launch_options &o) {
 
 int run_launch_command(launch::launch_options o) {
     o.superfluid_exe = self_exe();
+    o.planned_model  = [dir = o.state_dir](const std::string &model) {
+        return served_model_name(model, dir);
+    };
     return launch::run_launch(o);
 }
 

@@ -7,11 +7,14 @@
 #include "api/priority.h"
 #include "cli/bench_command.h"
 #include "cli/cluster_commands.h"
+#include "cli/help_formatter.h"
 #include "cli/launch_command.h"
 #include "cli/model_commands.h"
 #include "cli/ps_command.h"
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
+#include "cli/show_command.h"
+#include "cli/stop_command.h"
 #include "engine/llama/kv_config.h"
 #include "engine/llama/speculation.h"
 #include "sf_version.h"  // generated: cmake/version.cmake
@@ -19,6 +22,7 @@
 
 int main(int argc, char **argv) {
     CLI::App app{"Superfluid: a local LLM server that decides who gets to speak"};
+    app.formatter(std::make_shared<sf::help_formatter>());  // before the subcommands: they copy it
     app.require_subcommand(1);
     app.set_version_flag("--version", "superfluid " SF_VERSION " (commit " SF_GIT_COMMIT
                                       ", llama.cpp " SF_LLAMA_COMMIT ")");
@@ -76,13 +80,24 @@ int main(int argc, char **argv) {
         ->check(CLI::Range(4, 4096));
     serve
         ->add_option("--header-timeout", so.header_timeout_s,
-                     "Seconds a request line and its headers may take to arrive; a slower "
-                     "client gets 408 and is closed (nginx's client_header_timeout)")
+                     "Seconds a request line and its headers may take to arrive, and the slack "
+                     "of a body, which must then arrive at 64 KiB/s or faster on average; a "
+                     "slower client gets 408 and is closed (nginx's client_header_timeout)")
         ->capture_default_str()
         ->check(CLI::Range(1.0, 3600.0));
     serve->add_option("--api-key", so.api_keys,
                       "Require this key of every API request (Authorization: Bearer KEY or "
-                      "x-api-key); repeat for several");
+                      "x-api-key); repeat for several. Other local users can read it in ps: "
+                      "prefer --api-key-file or SUPERFLUID_API_KEY");
+    serve->add_option("--api-key-file", so.api_key_file,
+                      "Keys to require, one a line ('#' comments), from this file (chmod 600); "
+                      "the environment variable SUPERFLUID_API_KEY adds more, comma-separated");
+    serve->add_option("--admin-key", so.admin_keys,
+                      "An API key whose holder also sees every session's id in /api/ps and "
+                      "/ui/events and may read or cancel any session (others: only their own); "
+                      "repeatable; prefer --admin-key-file or SUPERFLUID_ADMIN_KEY");
+    serve->add_option("--admin-key-file", so.admin_key_file,
+                      "Admin keys from this file, one a line (SUPERFLUID_ADMIN_KEY adds more)");
     serve->add_option("--cors-origin", so.cors_origins,
                       "Let web pages of this origin (scheme://host[:port], or * for any) call the "
                       "API; this server's own pages and loopback origins always may; repeatable");
@@ -213,6 +228,7 @@ int main(int argc, char **argv) {
         ->add_option(
             "--journal-max-age", so.journal_max_age_s,
             "Finished sessions are removed from the journal after this (e.g. 90m, 24h, 7d)")
+        ->type_name("DURATION")
         ->default_str("7d")
         ->transform(CLI::AsNumberWithUnit(
             std::map<std::string, int64_t>{{"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}},
@@ -220,8 +236,19 @@ int main(int argc, char **argv) {
     serve
         ->add_option("--journal-max-size", so.journal_max_bytes,
                      "Above this, the oldest finished sessions are removed (e.g. 64MiB, 1GiB)")
+        ->type_name("SIZE")
         ->default_str("256MiB")
         ->transform(CLI::AsSizeValue(false));
+    serve
+        ->add_option("--cache-share", so.cache_share,
+                     "With several API keys, whose requests share cached prompt prefixes: key "
+                     "(each key its own; another key cannot time a hit on your prompt) or all "
+                     "(more hits, and that side channel open)")
+        ->check(CLI::IsMember({"key", "all"}))
+        ->default_str("key");
+    serve->add_flag("!--no-retry-resume", so.retry_resume,
+                    "Start every request afresh: a request sent again after a restart does not "
+                    "attach to the session it interrupted");
     // Test only: caps the journal file (SQLite max_page_count, 4 KiB pages) to simulate a full
     // disk.
     serve->add_option("--journal-max-pages", so.journal_max_pages)->group("");
@@ -251,10 +278,17 @@ int main(int argc, char **argv) {
     pull->add_option("model", pull_model, "org/repo[:TAG][@rev], e.g. unsloth/Qwen3-8B-GGUF:Q4_K_M")
         ->required();
     auto *list = app.add_subcommand("list", "List the pulled models");
-    auto *rm   = app.add_subcommand("rm", "Remove pulled models");
+    list->alias("ls");  // as Ollama users type it
+    std::string show_model;
+    auto *show = app.add_subcommand(
+        "show", "Show a model's architecture, parameters, context length and quantization");
+    show->add_option("model", show_model,
+                     "A .gguf file, a pulled model (names as `list` shows them), or 'default'")
+        ->required();
+    auto *rm = app.add_subcommand("rm", "Remove pulled models");
     rm->add_option("models", rm_models, "Models to remove (names as `list` shows them)")
         ->required();
-    for (auto *c : {pull, list, rm})
+    for (auto *c : {pull, list, rm, show})
         c->add_option("--state-dir", store_dir,
                       "State directory (default: $XDG_STATE_HOME/superfluid)");
 
@@ -270,8 +304,15 @@ int main(int argc, char **argv) {
         "when needed)");
     sf::add_run_options(*run, ro);
 
+    sf::stop_options sto;
+    auto *stop = app.add_subcommand(
+        "stop", "Stop the server of a state directory (one that run or launch left running)");
+    sf::add_stop_options(*stop, sto);
+
     sf::worker_options wo;
+    // Internal (started by `serve` and `join`): not listed in --help.
     auto *worker = app.add_subcommand("worker", "Run an inference worker (started by `serve`)");
+    worker->group("");
     worker->add_option("--model", wo.engine.model_path, "Path to the .gguf model")->required();
     auto *wsock = worker->add_option("--socket", wo.socket_path, "Unix socket to listen on");
     worker->add_option("--listen", wo.listen, "TCP host:port served over mutual TLS (a guest)")
@@ -325,6 +366,7 @@ int main(int argc, char **argv) {
 
     CLI11_PARSE(app, argc, argv);
     if (*serve) {
+        so.ctx_size_given   = serve->count("--ctx-size") > 0;
         so.default_priority = *sf::parse_class_name(default_priority);
         sf::parse_size_mib(cache_ram, so.cache_ram);
         sf::parse_size_mib(cache_disk, so.cache_disk);
@@ -356,9 +398,11 @@ int main(int argc, char **argv) {
     if (*bench) return sf::run_bench(bo, argc, argv);
     if (*pull) return sf::run_pull(pull_model, store_dir);
     if (*list) return sf::run_list(store_dir);
+    if (*show) return sf::run_show(show_model, store_dir);
     if (*rm) return sf::run_rm(rm_models, store_dir);
     if (*launch) return sf::run_launch_command(lo);
     if (*run) return sf::run_run_command(ro);
+    if (*stop) return sf::run_stop(sto);
     if (int rc = sf::run_cluster_command(cc, jo); rc >= 0) return rc;
     return 2;
 }

@@ -2,8 +2,10 @@
 
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 
 #include "cli/model_source.h"
+#include "cli/show_command.h"
 #include "models/model_store.h"
 #include "models/progress_printer.h"
 #include "util/log.h"
@@ -20,6 +22,11 @@ static models::model_store open_store(const std::string &state_dir) {
 bool needs_pull(const std::string &model, const std::string &state_dir) {
     return models::parse_model_ref(model) && !models::is_local_model_path(model) &&
            !open_store(state_dir).find(model);
+}
+
+bool names_a_model(const std::string &arg, const std::string &state_dir) {
+    return arg == "default" || models::is_local_model_path(arg) ||
+           models::parse_model_ref(arg).has_value() || open_store(state_dir).find(arg).has_value();
 }
 
 int run_pull(const std::string &model, const std::string &state_dir) {
@@ -47,15 +54,23 @@ int run_pull(const std::string &model, const std::string &state_dir) {
     return 0;
 }
 
+// Ollama's ID column: the first 12 hex digits of the file's blob (its SHA-256 in the HF cache).
+static std::string model_id(const std::string &path) {
+    std::error_code ec;
+    const std::string blob = std::filesystem::canonical(path, ec).filename().string();
+    if (ec || blob.size() != 64 || blob.find_first_not_of("0123456789abcdef") != std::string::npos)
+        return "-";
+    return blob.substr(0, 12);
+}
+
 int run_list(const std::string &state_dir) {
     auto models = open_store(state_dir).list();
-    printf("%-48s %-10s %-17s %s\n", "NAME", "SIZE", "PULLED", "PATH");
+    printf("%-40s %-12s %-10s %-20s %s\n", "NAME", "ID", "SIZE", "MODIFIED", "PATH");
+    const int64_t now = int64_t(time(nullptr));
     for (const auto &m : models) {
-        char when[32] = "";
-        time_t t      = time_t(m.pulled_at);
-        strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
-        printf("%-48s %-10s %-17s %s\n", m.name.c_str(),
-               models::human_bytes(double(m.size)).c_str(), when, m.path.c_str());
+        printf("%-40s %-12s %-10s %-20s %s\n", m.name.c_str(), model_id(m.path).c_str(),
+               models::human_bytes(double(m.size)).c_str(), time_ago(now - m.pulled_at).c_str(),
+               m.path.c_str());
     }
     if (models.empty()) printf("(no models pulled yet: superfluid pull org/repo[:TAG])\n");
     return 0;

@@ -8,9 +8,11 @@
 
 #include "cli/serve_command.h"
 #include "models/engine_registry.h"
+#include "models/hub_client.h"
 #include "models/model_store.h"
 #include "models/progress_printer.h"
 #include "util/log.h"
+#include "util/paths.h"
 
 namespace sf {
 
@@ -73,6 +75,27 @@ bool pull_with_progress(const models::model_store &st, const models::model_ref &
 
 bool hub_offline() {
     return truthy(std::getenv("HF_HUB_OFFLINE")) || truthy(std::getenv("SUPERFLUID_OFFLINE"));
+}
+
+std::string served_model_name(const std::string &arg, const std::string &state_dir) {
+    if (!arg.empty() && models::is_local_model_path(arg))
+        return std::filesystem::path(arg).stem().string();
+    models::store_options so;
+    so.state_dir = state_dir.empty() ? paths::default_state_dir() : state_dir;
+    models::model_store st(so);
+    const std::string wanted = arg.empty() ? models::kDefaultModel : arg;
+    if (auto e = st.find(wanted)) return e->name;
+    if (!arg.empty()) return arg;  // pulled by serve, or refused there
+    if (hub_offline()) return kEmbeddedModelName;
+    // serve pulls the default model and falls back to the embedded one on any failure; a hub
+    // that does not list it now is taken for one that would fail.
+    auto ref               = models::parse_model_ref(wanted);
+    models::hub_config cfg = so.hub;
+    cfg.connect_timeout_s  = 3;
+    models::repo_snapshot snap;
+    std::string error;
+    const auto status = models::hub_client(cfg).snapshot(ref->repo, ref->rev(), snap, error);
+    return status == models::hub_status::OK ? wanted : kEmbeddedModelName;
 }
 
 static bool use_embedded(const std::string &state_dir, resolved_model &out) {

@@ -32,6 +32,14 @@ bool pull_with_progress(const models::model_store &st, const models::model_ref &
                         models::model_entry &entry, models::pull_status &status,
                         std::string &error);
 
+/**
+ * The id `serve` would give the model `arg` ("" = default), decided as resolve_model_arg
+ * decides but pulling and writing nothing: a local file's stem, a hub reference as pulled or
+ * given, and for the default model the pulled one, else (HF_HUB_OFFLINE, or the hub does not
+ * answer within 3 s) the embedded test model. For `launch --print` with no server running.
+ */
+std::string served_model_name(const std::string &arg, const std::string &state_dir);
+
 /** True when HF_HUB_OFFLINE (or SUPERFLUID_OFFLINE) is set to a true value. */
 bool hub_offline();
 

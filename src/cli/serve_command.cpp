@@ -3,29 +3,35 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <filesystem>
 #include <thread>
 
+#include "api/client_identity.h"
 #include "cli/model_source.h"
+#include "cli/port_check.h"
 #include "cluster/cluster_head.h"
 #include "http/http_server.h"
 #include "http/origin_policy.h"
 #include "journal/journal_open.h"
 #include "mkmodel.h"
+#include "models/gguf_info.h"
 #include "placement/local_worker.h"
 #include "placement/node_pool.h"
 #include "placement/worker_process.h"
 #include "session/session_manager.h"
 #include "util/log.h"
 #include "util/paths.h"
+#include "util/secret_source.h"
 #include "util/state_lock.h"
 
 namespace sf {
 
 std::string ensure_default_model(const std::string &state_dir, std::string &error) {
     const std::string dir  = state_dir + "/models";
-    const std::string path = dir + "/superfluid-tiny.gguf";
+    const std::string path = dir + "/" + kEmbeddedModelName + ".gguf";
     if (std::filesystem::exists(path)) return path;
     if (!paths::make_dirs(dir)) {
         error = "cannot create " + dir;
@@ -36,7 +42,12 @@ std::string ensure_default_model(const std::string &state_dir, std::string &erro
     o.preset = "tiny";
     o.arch   = "qwen3";
     o.seed   = 1;
-    error    = mkmodel::write_model(o, path);
+    // Its answers end: the end-of-turn token's embedding scaled up (mkmodel --eog-scale), so a
+    // chat or an agent's turn gets an answer of some tens of tokens (10 chats: 5 to 224), not
+    // random text to the end of the context (issue #36: Cline and OpenClaw ran out of context
+    // and retried, or ran for ten minutes, on the unscaled model).
+    o.eog_scale = 32.0f;
+    error       = mkmodel::write_model(o, path);
     return error.empty() ? path : std::string{};
 }
 
@@ -127,6 +138,40 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
     return argv;
 }
 
+void cap_ctx_size(serve_options &opts, const std::string &model_path) {
+    models::gguf_summary s;
+    std::string error;
+    if (!models::read_gguf_summary(model_path, s, error) || s.context_length == 0 ||
+        uint64_t(opts.ctx_size) <= s.context_length)
+        return;
+    const int trained = int(std::min<uint64_t>(s.context_length, uint64_t(opts.ctx_size)));
+    if (opts.ctx_size_given)
+        SF_LOG_WARN("serve",
+                    "--ctx-size %d is more than the model was trained for (%d tokens): capped at "
+                    "%d, no KV memory is reserved beyond it",
+                    opts.ctx_size, trained, trained);
+    else
+        SF_LOG_INFO("serve", "context per sequence: %d tokens, the model's training context",
+                    trained);
+    opts.ctx_size = trained;
+}
+
+// `--FLAG`'s file and environment variable `env` added to `keys`. The file and the variable keep
+// keys out of the command line, which every local user can read.
+static bool gather_keys(const char *flag, const std::string &file, const char *env,
+                        std::vector<std::string> &keys) {
+    if (!file.empty()) {
+        std::string err, warning;
+        if (!read_secrets_file(file, keys, err, warning)) {
+            SF_LOG_ERROR("serve", "--%s: %s", flag, err.c_str());
+            return false;
+        }
+        if (!warning.empty()) SF_LOG_WARN("serve", "--%s: %s", flag, warning.c_str());
+    }
+    for (auto &k : secrets_from_env(env)) keys.push_back(std::move(k));
+    return true;
+}
+
 int run_serve(const serve_options &in) {
     paths::make_files_private();  // journal, prefix cache, cluster keys: 0600/0700
     serve_options opts = in;
@@ -140,10 +185,25 @@ int run_serve(const serve_options &in) {
         SF_LOG_ERROR("serve", "%s", err.c_str());
         return 1;
     }
+    // A port already held is refused before a model is pulled or loaded.
+    if (std::string err = check_listen_address(opts.host, opts.port); !err.empty()) {
+        SF_LOG_ERROR("serve", "%s", err.c_str());
+        return 1;
+    }
+    if (!gather_keys("api-key-file", opts.api_key_file, "SUPERFLUID_API_KEY", opts.api_keys) ||
+        !gather_keys("admin-key-file", opts.admin_key_file, "SUPERFLUID_ADMIN_KEY",
+                     opts.admin_keys))
+        return 1;
+    std::string identity_secret;  // keys the journaled client ids (api/client_identity.h)
+    if (std::string err; !load_identity_secret(opts.state_dir, identity_secret, err)) {
+        SF_LOG_ERROR("serve", "%s", err.c_str());
+        return 1;
+    }
     // A .gguf path, a hub model (pulled when missing) or the default model.
     resolved_model resolved;
     if (!resolve_model_arg(opts.model, opts.state_dir, resolved)) return 1;
     const std::string model = resolved.path;
+    cap_ctx_size(opts, model);
     if (!opts.model_draft.empty()) {  // --model-draft: a path or a hub model, as the model
         resolved_model draft;
         if (!resolve_model_arg(opts.model_draft, opts.state_dir, draft)) return 1;
@@ -170,6 +230,7 @@ int run_serve(const serve_options &in) {
     node_pool *pool = nullptr;
     if (opts.cluster) {
         auto p = std::make_unique<node_pool>();
+        p->set_lost_after(std::chrono::seconds(opts.node_lost_after_s));
         if (opts.local_worker)
             p->add_node(
                 "local", "",
@@ -193,6 +254,9 @@ int run_serve(const serve_options &in) {
         sessions.stop();
         return 1;
     }
+    sessions.set_retry_resume(opts.retry_resume);
+    // With several keys, a key's cached prompts are its own unless --cache-share all says so.
+    sessions.set_cache_share_per_key(opts.cache_share == "key" && opts.api_keys.size() > 1);
     if (size_t n = sessions.resume_journaled())
         SF_LOG_INFO("serve", "resuming %zu unfinished sessions from the journal", n);
 
@@ -202,9 +266,11 @@ int run_serve(const serve_options &in) {
     ho.threads          = opts.http_threads;
     ho.header_timeout_s = opts.header_timeout_s;
     ho.api_keys         = opts.api_keys;
+    ho.admin_keys       = opts.admin_keys;
+    ho.identity_secret  = identity_secret;
     ho.cors_origins     = opts.cors_origins;
     ho.allowed_hosts    = opts.allowed_hosts;
-    if (!is_loopback_host(opts.host) && opts.api_keys.empty())
+    if (!is_loopback_host(opts.host) && opts.api_keys.empty() && opts.admin_keys.empty())
         SF_LOG_WARN("serve",
                     "listening on %s, beyond this machine, with no --api-key: anyone who can "
                     "reach the port can use the model",
@@ -225,10 +291,12 @@ int run_serve(const serve_options &in) {
     }
     http_server http(sessions, ho);
 
+    std::atomic<bool> listen_failed{false};
     std::thread waiter([&] {
         int sig = 0;
         sigwait(&stop_set, &sig);
-        SF_LOG_INFO("serve", "signal %d: shutting down", sig);
+        // A failed bind sends the SIGTERM that ends this wait: no signal came from outside.
+        if (!listen_failed) SF_LOG_INFO("serve", "signal %d: shutting down", sig);
         // Running sessions end now (streams get an in-band error and [DONE], waiting
         // requests a 503), so the HTTP threads are free for stop() to join.
         sessions.shutdown_sessions();
@@ -236,6 +304,7 @@ int run_serve(const serve_options &in) {
     });
     bool ok = http.listen();
     if (!ok) {
+        listen_failed = true;
         kill(getpid(), SIGTERM);  // release the waiter
     }
     waiter.join();

@@ -12,20 +12,24 @@ struct serve_options {
     std::string model;  // a .gguf path or org/repo[:TAG][@rev]; empty = the default model
     std::string host        = "127.0.0.1";
     int port                = 8453;
-    int ctx_size            = 8192;  // tokens per sequence
-    int parallel            = 0;     // concurrent sequences; 0: from KV memory (kv_config.h)
-    int max_seqs            = 128;   // most sequences when `parallel` is 0
-    int64_t kv_memory_mib   = 0;     // KV memory for them, MiB; 0: a quarter of MemAvailable
-    int batch_size          = 512;   // tokens per tick
-    int prefill_chunk       = 512;   // prompt tokens per sequence per tick
-    int tick_ms             = 30;    // target tick duration with prefill, ms (0: fixed budget)
-    int threads             = 0;     // 0 = all CPUs
-    int http_threads        = 256;   // connections served at once (http/connection_gate.h)
+    int ctx_size            = 8192;   // tokens per sequence (at most the model's training context)
+    bool ctx_size_given     = false;  // --ctx-size on the command line (a cap is warned about)
+    int parallel            = 0;      // concurrent sequences; 0: from KV memory (kv_config.h)
+    int max_seqs            = 128;    // most sequences when `parallel` is 0
+    int64_t kv_memory_mib   = 0;      // KV memory for them, MiB; 0: a quarter of MemAvailable
+    int batch_size          = 512;    // tokens per tick
+    int prefill_chunk       = 512;    // prompt tokens per sequence per tick
+    int tick_ms             = 30;     // target tick duration with prefill, ms (0: fixed budget)
+    int threads             = 0;      // 0 = all CPUs
+    int http_threads        = 256;    // connections served at once (http/connection_gate.h)
     double header_timeout_s = 30;  // request line + headers must arrive within (header_deadline.h)
     size_t max_body_bytes   = 32u << 20;
     std::string state_dir;              // empty = XDG state dir
     std::string config_file;            // JSON: default_priority, priority_rules (api/priority.h)
     std::vector<std::string> api_keys;  // --api-key: required of every API request when set
+    std::string api_key_file;  // --api-key-file: more keys, one a line (+ SUPERFLUID_API_KEY)
+    std::vector<std::string> admin_keys;     // --admin-key: keys that see and use every session
+    std::string admin_key_file;              // --admin-key-file (+ SUPERFLUID_ADMIN_KEY)
     std::vector<std::string> cors_origins;   // --cors-origin: web page origins allowed
     std::vector<std::string> allowed_hosts;  // --allowed-host: Host names served on loopback
     priority_class default_priority = priority_class::NORMAL;
@@ -54,12 +58,17 @@ struct serve_options {
     std::string journal_sync  = "normal";       // off | normal | full (SQLite PRAGMA synchronous)
     int64_t journal_max_age_s = 7 * 24 * 3600;  // finished sessions kept this long
     int64_t journal_max_bytes = 256ll << 20;    // and at most this much data
+    bool retry_resume         = true;  // a retried request attaches (session/retry_index.h)
+    // Prefix cache sharing between API keys (session/cache_scope.h): "key" (each key's own,
+    // when there are several keys) | "all" (shared across keys).
+    std::string cache_share   = "key";
     int64_t journal_max_pages = 0;  // hidden, tests: PRAGMA max_page_count (a "full disk")
     std::string scripted_output;    // hidden, tests: the worker answers from this script
     // Cluster mode (issue #17): a guest port for `superfluid join`, sessions placed on nodes.
     bool cluster           = false;
     int guest_port         = 8454;
     std::string guest_host = "0.0.0.0";
+    int node_lost_after_s  = 180;   // a guest silent this long is shown lost (node_pool.h)
     bool local_worker      = true;  // --no-local-worker: the head only routes
 };
 
@@ -72,11 +81,20 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
  */
 bool parse_size_mib(const std::string &text, int64_t &bytes);
 
+/**
+ * Caps `opts.ctx_size` at the training context of the GGUF model at `model_path`
+ * ({arch}.context_length), with a warning when --ctx-size asked for more.
+ */
+void cap_ctx_size(serve_options &opts, const std::string &model_path);
+
 /** Runs the head until SIGINT/SIGTERM. Returns the exit code. */
 int run_serve(const serve_options &opts);
 
 /** This executable's path (/proc/self/exe), to start `superfluid worker` or `serve`. */
 std::string self_exe();
+
+/** The embedded test model's name (the id clients see), served offline without a model. */
+inline constexpr const char *kEmbeddedModelName = "superfluid-tiny";
 
 /** The default model's path under `state_dir`, written on first use (random weights). */
 std::string ensure_default_model(const std::string &state_dir, std::string &error);

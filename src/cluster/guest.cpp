@@ -9,6 +9,7 @@
 #include "cluster/model_transfer.h"
 #include "placement/worker_process.h"
 #include "util/log.h"
+#include "util/port_probe.h"
 
 namespace sf::cluster {
 
@@ -51,6 +52,17 @@ int run_guest(const guest_options &opts) {
     pthread_sigmask(SIG_BLOCK, &stop_set, nullptr);
     signal(SIGPIPE, SIG_IGN);
 
+    // Before joining (a token is used once): gRPC listens with SO_REUSEPORT, so a second guest
+    // on this port would share it and the head would reach either at random.
+    std::string busy;
+    if (!tcp_port_free(opts.listen_host, opts.worker_port, busy)) {
+        SF_LOG_ERROR("guest",
+                     "the worker port: %s; another guest or server holds it (give this one "
+                     "another with --worker-port)",
+                     busy.c_str());
+        return 1;
+    }
+
     node_credentials creds;
     if (load_node_credentials(opts.state_dir, creds)) {
         SF_LOG_INFO("guest", "joined before as %s: using the node certificate", creds.name.c_str());
@@ -87,6 +99,17 @@ int run_guest(const guest_options &opts) {
         return 1;
     }
     const int rc = heartbeat(opts, creds, stop_set);
+    if (rc == 0) {
+        // Stopped (SIGTERM, SIGINT): the head moves our sessions while the worker still runs,
+        // then the worker stops. Unreached, the head sees the worker go as it sees a crash.
+        register_result r =
+            register_node(opts.head, creds, opts.worker_port, opts.advertise, /*leaving=*/true);
+        if (r.reached)
+            SF_LOG_INFO("guest", "left %s: its sessions moved to other nodes", opts.head.c_str());
+        else
+            SF_LOG_WARN("guest", "could not tell %s that this node leaves (%s)", opts.head.c_str(),
+                        r.message.c_str());
+    }
     worker.stop();
     return rc;
 }

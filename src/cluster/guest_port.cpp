@@ -33,6 +33,8 @@ bool guest_port::start(const std::string &host, int port) {
     const std::string where = host + ":" + std::to_string(port);
     b.AddListeningPort(where, grpc::SslServerCredentials(opts));
     b.RegisterService(this);
+    // A port in use is an error, not shared with the process holding it (gRPC's default).
+    b.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     server_ = b.BuildAndStart();
     if (!server_) {
         SF_LOG_ERROR("cluster", "cannot listen for guests on %s", where.c_str());
@@ -162,6 +164,11 @@ grpc::Status guest_port::Register(grpc::ServerContext *ctx, const pb::RegisterRe
         reply->set_state(pb::RegisterReply::REFUSED);
         reply->set_message("this node's certificate (serial " + serial +
                            ") was revoked on the head; join again with a new token");
+        return grpc::Status::OK;
+    }
+    if (req->leaving()) {  // moves its sessions now, while its worker still runs
+        pool_.leave(name, serial);
+        reply->set_state(pb::RegisterReply::PENDING);
         return grpc::Status::OK;
     }
     node_report r = pool_.heartbeat(name, serial);

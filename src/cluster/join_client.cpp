@@ -116,7 +116,7 @@ bool join_cluster(const std::string &head, const std::string &token_text, const 
 }
 
 register_result register_node(const std::string &head, const node_credentials &creds,
-                              int worker_port, const std::string &advertise_host) {
+                              int worker_port, const std::string &advertise_host, bool leaving) {
     // One channel per head address for the process's life: registrations are heartbeats.
     static std::mutex mu;
     static std::map<std::string, std::shared_ptr<grpc::Channel>> channels;
@@ -131,6 +131,7 @@ register_result register_node(const std::string &head, const node_credentials &c
     pb::RegisterRequest req;
     req.set_worker_port(worker_port);
     req.set_worker_host(advertise_host);
+    req.set_leaving(leaving);
     pb::RegisterReply rep;
     grpc::ClientContext ctx;
     ctx.set_deadline(in_seconds(3));

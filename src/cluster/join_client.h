@@ -48,8 +48,13 @@ struct register_result {
     std::string message;  // why, when refused or unreachable
 };
 
-/** Announces this guest's worker (port, optional advertised host) to the head, with mTLS. */
+/**
+ * Announces this guest's worker (port, optional advertised host) to the head, with mTLS.
+ * `leaving`: the guest is stopping; when the call returns reached, the head has dropped the
+ * node and moved its sessions to other nodes.
+ */
 register_result register_node(const std::string &head, const node_credentials &creds,
-                              int worker_port, const std::string &advertise_host);
+                              int worker_port, const std::string &advertise_host,
+                              bool leaving = false);
 
 }  // namespace sf::cluster

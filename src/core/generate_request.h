@@ -37,6 +37,17 @@ struct generate_request {
     // Who sent it (api/priority.h client_identity, no secret in it): the worker's scheduler
     // shares service fairly between clients of a class. Journaled.
     std::string client;
+    // The body's `cache_salt` (api/json_fields.h): head only, never journaled or sent; it goes
+    // into cache_scope.
+    std::string cache_salt;
+    // Which requests this one may share cached prefixes with (issue #38): "" shares with every
+    // unscoped request; else only with requests of the same scope. Set by the session layer
+    // from cache_salt and, when sharing is per API key, the client's key id (no secret: a
+    // SHA-256, cache/cache_scope.h). Journaled and sent to the worker.
+    std::string cache_scope;
+    // Head only, set by the session layer and journaled: which request this is, for a retry
+    // after a head restart to find its session (session_manager.h). Never set by adapters.
+    std::string retry_key;
 };
 
 /**

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,6 +62,14 @@ struct draft_request {
  * Abstract engine. Tokenizer and template calls are const and thread-safe; sequence, decode
  * and sample calls belong to the scheduler's tick thread only. Failures are return values.
  */
+/**
+ * A sequence's sampler built ahead of seq_start (engine_i::prepare_sampler), off the tick
+ * thread; engine-specific, opaque to the scheduler. Used once.
+ */
+struct prepared_sampler {
+    virtual ~prepared_sampler() = default;
+};
+
 class engine_i {
   public:
     virtual ~engine_i() = default;
@@ -71,6 +80,8 @@ class engine_i {
     virtual int32_t n_seq_max() const = 0;
     /** Maximum tokens in one decode call (the tick's token budget). */
     virtual int32_t n_batch() const = 0;
+    /** Tokens in the vocabulary: valid token ids are 0..n_vocab()-1. */
+    virtual int32_t n_vocab() const = 0;
 
     /** Tokenizes text; special tokens in the text are parsed (templates emit them). */
     virtual std::vector<token_id> tokenize(std::string_view text, bool add_bos) const = 0;
@@ -103,9 +114,26 @@ class engine_i {
     virtual bool seq_start(int seq, const sampling_params &params,
                            std::span<const token_id> history, size_t n_generated = 0) = 0;
     /**
+     * Builds what seq_start would build for `params` (the grammar parsed and compiled: tens of
+     * ms for a large schema), on the calling thread: any thread, concurrently with decoding.
+     * nullptr when this engine builds nothing ahead, or when it fails (seq_start then tries
+     * and reports). Issue #38 item 4: the worker calls it on the request's thread.
+     */
+    virtual std::shared_ptr<prepared_sampler> prepare_sampler(const sampling_params &) const {
+        return nullptr;
+    }
+    /**
+     * Tick thread, before seq_start(seq, …) with the same params: that seq_start takes
+     * `ready` (from prepare_sampler) instead of building its sampler. Ignored by engines
+     * that prepare nothing.
+     */
+    virtual void seq_use_prepared(int /*seq*/, std::shared_ptr<prepared_sampler> /*ready*/) {}
+    /**
      * Runs one batch over all items. Returns 0 on success, k_decode_interrupted when the flag
      * given to set_interrupt became true mid-batch (no sequence changed: the batch's cells are
-     * removed again), llama_decode's code otherwise.
+     * removed again), llama_decode's code otherwise. After a failure every sequence's memory
+     * is as before the call (where the memory can be cut back: attention KV), so the batch,
+     * or part of it, can be decoded again.
      */
     virtual int decode(const std::vector<batch_item> &items) = 0;
     /**

@@ -2,11 +2,10 @@
 
 #include <cpp-httplib/httplib.h>
 
-#include <algorithm>
-
 #include "api/anthropic_response.h"
 #include "api/ollama_response.h"
 #include "http/header_deadline.h"
+#include "http/key_check.h"
 
 namespace sf {
 
@@ -27,14 +26,6 @@ void send_api_error(const httplib::Request &req, httplib::Response &res, const a
 
 namespace {
 
-// The key a request carries: `Authorization: Bearer KEY` (OpenAI, Ollama) or `x-api-key`
-// (Anthropic).
-std::string key_of(const httplib::Request &req) {
-    const std::string auth = req.get_header_value("Authorization");
-    if (auth.rfind("Bearer ", 0) == 0) return auth.substr(7);
-    return req.get_header_value("x-api-key");
-}
-
 bool open_route(const httplib::Request &req) {
     return req.method == "OPTIONS" ||
            (req.method == "GET" && (req.path == "/health" || req.path == "/ui"));
@@ -52,13 +43,14 @@ void install_admission(httplib::Server &svr, std::vector<std::string> api_keys,
             if (!res.content_provider_)
                 deadline->arm();  // the response is out: the next request's headers are awaited
         });
-    svr.set_pre_routing_handler([keys = std::move(api_keys), origins = std::move(origins), stats,
+    key_set keys(api_keys);
+    svr.set_pre_routing_handler([keys = std::move(keys), origins = std::move(origins), stats,
                                  deadline](const httplib::Request &req, httplib::Response &res) {
         using R = httplib::Server::HandlerResponse;
         if (deadline) {
             // The headers are in; a body still to come gets its own allowance.
             if (req.method != "GET" && req.method != "HEAD" && request_has_body(req))
-                header_deadline::body_expected(req.get_header_value_u64("Content-Length"));
+                header_deadline::body_expected();
             else
                 deadline->disarm();
         }
@@ -75,8 +67,7 @@ void install_admission(httplib::Server &svr, std::vector<std::string> api_keys,
             send_api_error(req, res, b);
             return R::Handled;
         }
-        if (!keys.empty() && !open_route(req) &&
-            std::find(keys.begin(), keys.end(), key_of(req)) == keys.end()) {
+        if (!keys.empty() && !open_route(req) && !keys.contains(request_key(req))) {
             api_error e{401, "authentication_error",
                         "a valid API key is required (Authorization: Bearer KEY or x-api-key)", "",
                         "invalid_api_key"};

@@ -61,7 +61,7 @@ bool prepare(const httplib::Request &req, const std::string &body, bool count_on
         send_error(res, err);
         return false;
     }
-    if (!apply_priority(req, rc.priority, greq, res, err)) {
+    if (!apply_priority(req, rc.priority, rc.identity_secret, greq, res, err)) {
         send_error(res, err);
         return false;
     }

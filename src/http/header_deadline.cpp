@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -112,10 +113,22 @@ void header_deadline::arm_for(std::chrono::milliseconds allowance) {
     it->second.deadline = std::chrono::steady_clock::now() + allowance;
 }
 
-void header_deadline::body_expected(size_t content_length) {
-    if (t_owner)
-        t_owner->arm_for(t_owner->timeout_ +
-                         std::chrono::milliseconds(content_length * 1000 / 65536));
+void header_deadline::body_expected() {
+    if (t_owner) t_owner->arm();
+}
+
+void header_deadline::body_progress(size_t n) {
+    if (t_owner && n > 0) t_owner->credit(n);
+}
+
+void header_deadline::credit(size_t n) {
+    using namespace std::chrono;
+    std::lock_guard lk(mu_);
+    auto it = live_.find(t_conn.fd);
+    if (it == live_.end() || it->second.c.inode != t_conn.inode || !it->second.armed) return;
+    const auto worth = duration_cast<steady_clock::duration>(
+        duration<double>(static_cast<double>(n) / static_cast<double>(k_min_body_rate)));
+    it->second.deadline = std::min(it->second.deadline + worth, steady_clock::now() + timeout_);
 }
 
 void header_deadline::after_streamed_body(httplib::Response &res) {
@@ -154,8 +167,9 @@ void header_deadline::expire(const tracked_connection &c) {
     ++stats_->header_timeouts;
     SF_LOG_WARN(
         "http",
-        "a request did not arrive in time (%lld ms for its headers, more for a body): closed (408)",
-        static_cast<long long>(timeout_.count()));
+        "a request did not arrive in time (its headers within %lld ms, its body at %zu bytes/s "
+        "or faster): closed (408)",
+        static_cast<long long>(timeout_.count()), k_min_body_rate);
 }
 
 void header_deadline::reap_loop() {

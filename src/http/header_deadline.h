@@ -7,6 +7,12 @@
 // reaper thread answers a connection past its deadline with 408 (JSON error in OpenAI's shape)
 // and shuts the socket down, so httplib's blocked read returns and the thread is freed.
 //
+// A body must keep a minimum rate (k_min_body_rate), not a deadline stretched by the length it
+// claims: its deadline starts at the timeout from its headers, and each part read moves it on by
+// the time that part is worth at the minimum rate, never more than the timeout ahead of now. A
+// body sent at the minimum rate or faster never expires; one that trickles (a byte every few
+// seconds) is closed one timeout after its headers, whatever Content-Length it named.
+//
 // httplib does not hand the accepted socket to its task queue, so on_accept() (the accept
 // thread, just before the connection is queued) finds it: the connected TCP socket on the
 // server's port whose inode no tracked connection has. Cost: one scan of /proc/self/fd per
@@ -51,6 +57,9 @@ class header_deadline {
      */
     header_deadline(int port, std::chrono::milliseconds timeout,
                     std::shared_ptr<connection_stats> stats);
+
+    /** The slowest a request body may arrive, on average, in bytes per second. */
+    static constexpr size_t k_min_body_rate = 64 * 1024;
     ~header_deadline();
     header_deadline(const header_deadline &)            = delete;
     header_deadline &operator=(const header_deadline &) = delete;
@@ -69,10 +78,15 @@ class header_deadline {
     void disarm();
 
     /**
-     * Connection thread, the headers are in: a body of `content_length` bytes (0: chunked,
-     * unknown) is still to come, within the header timeout plus one second per 64 KiB.
+     * Connection thread, the headers are in: a body is still to come. Its deadline is the
+     * timeout from now, moved on only as the body arrives (body_progress).
      */
-    static void body_expected(size_t content_length);
+    static void body_expected();
+    /**
+     * Connection thread: `n` more bytes of the body were read. The deadline moves on by
+     * n / k_min_body_rate seconds, at most to the timeout from now.
+     */
+    static void body_progress(size_t n);
     /**
      * Connection thread (post-routing): when `res` streams its body (a content provider, e.g.
      * SSE), arms the deadline for the next request only once that body is written (in the
@@ -91,6 +105,7 @@ class header_deadline {
         std::chrono::steady_clock::time_point deadline;
     };
     void arm_for(std::chrono::milliseconds allowance);
+    void credit(size_t n);
     void reap_loop();
     void expire(const tracked_connection &c);
 

@@ -28,6 +28,10 @@ using json = nlohmann::json;
 
 http_server::http_server(session_manager &sessions, http_options opts)
     : sessions_(sessions), opts_(std::move(opts)), svr_(std::make_unique<httplib::Server>()) {
+    // SO_REUSEADDR only (a restart binds past TIME_WAIT): httplib's default SO_REUSEPORT let a
+    // second server listen on a port the first holds, the kernel splitting connections.
+    svr_->set_socket_options(
+        [](socket_t s) { httplib::set_socket_opt(s, SOL_SOCKET, SO_REUSEADDR, 1); });
     register_routes();
 }
 
@@ -71,7 +75,12 @@ void http_server::register_routes() {
         return new connection_gate(limit, stats, deadline);
     };
     const origin_policy origins{opts_.host, opts_.cors_origins, opts_.allowed_hosts};
-    install_admission(svr, opts_.api_keys, origins, conn_stats_, deadline_);
+    // Admin keys are API keys too (admission accepts both); their holders see every session.
+    std::vector<std::string> keys = opts_.api_keys;
+    keys.insert(keys.end(), opts_.admin_keys.begin(), opts_.admin_keys.end());
+    auto access = std::make_shared<const session_access>(!keys.empty(), opts_.admin_keys,
+                                                         opts_.identity_secret);
+    install_admission(svr, keys, origins, conn_stats_, deadline_);
     svr.set_payload_max_length(opts_.max_body_bytes);
     // Reading a request (headers and body) must not take long: a slow or stalled client holds
     // an HTTP thread. Generation time is not bounded by this (it is not reading).
@@ -155,14 +164,16 @@ void http_server::register_routes() {
     // Which model answers a name (http/model_names.h).
     rc.state_dir          = opts_.state_dir;
     rc.strict_model_names = opts_.strict_model_names;
+    rc.identity_secret    = opts_.identity_secret;
+    rc.access             = access;
     register_anthropic_routes(svr, rc);
     register_ollama_routes(svr, rc);
     register_embed_routes(svr, rc);
     register_responses_routes(svr, rc);
     register_ollama_model_routes(svr, rc, opts_.model_path, opts_.state_dir);
     register_openai_routes(svr, std::move(rc));
-    register_session_routes(svr, sessions_);
-    register_ui_routes(svr, sessions_, opts_.model_id);
+    register_session_routes(svr, sessions_, access);
+    register_ui_routes(svr, sessions_, opts_.model_id, access);
 }
 
 bool http_server::listen() {

@@ -29,9 +29,11 @@ struct http_options {
     std::string state_dir;     // the model store's index (/api/pull, /api/delete)
     priority_config priority;  // how requests get their class (api/priority.h)
 
-    bool strict_model_names = false;         // unknown model names: 404 (http/model_names.h)
-    std::vector<std::string> api_keys;       // non-empty: every API route needs one (admission.h)
-    std::vector<std::string> cors_origins;   // --cors-origin (http/origin_policy.h)
+    bool strict_model_names = false;        // unknown model names: 404 (http/model_names.h)
+    std::vector<std::string> api_keys;      // non-empty: every API route needs one (admission.h)
+    std::vector<std::string> admin_keys;    // --admin-key: API keys that see and use every session
+    std::string identity_secret;            // keys the journaled client ids (api/client_identity.h)
+    std::vector<std::string> cors_origins;  // --cors-origin (http/origin_policy.h)
     std::vector<std::string> allowed_hosts;  // --allowed-host (http/origin_policy.h)
 };
 

@@ -204,7 +204,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
     r->model = greq.model;
     if (r->opts.load_only) return answer_load(res, greq.model, chat, r->opts);
 
-    if (!apply_priority(req, rc.priority, greq, res, err))
+    if (!apply_priority(req, rc.priority, rc.identity_secret, greq, res, err))
         return send_error(res, err.status, err.message);
 
     greq.api = chat ? "ollama.chat" : "ollama.generate";  // journaled (re-attach format)

@@ -139,7 +139,8 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     bool ok = chat ? parse_openai_chat(body, greq, opts, err)
                    : parse_openai_completion(body, greq, opts, err);
     if (!ok) return send_error(res, err);
-    if (!apply_priority(req, rc.priority, greq, res, err)) return send_error(res, err);
+    if (!apply_priority(req, rc.priority, rc.identity_secret, greq, res, err))
+        return send_error(res, err);
     std::string why;
     if (!resolve_model(rc, greq.model, res, why)) {
         return send_error(res,

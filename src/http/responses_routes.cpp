@@ -49,7 +49,8 @@ void handle_create(const httplib::Request &req, const std::string &body, httplib
                                            "server runs with --journal off",
                                            "background", "unsupported_parameter"));
     }
-    if (!apply_priority(req, rc.priority, greq, res, err)) return send_error(res, err);
+    if (!apply_priority(req, rc.priority, rc.identity_secret, greq, res, err))
+        return send_error(res, err);
     std::string why;
     if (!resolve_model(rc, greq.model, res, why)) {
         return send_error(res,
@@ -105,6 +106,7 @@ std::shared_ptr<session> find_response(const openai_route_context &rc, const htt
     const std::string id = req.matches[1];
     std::shared_ptr<session> s;
     if (id.rfind("resp_", 0) == 0) s = rc.sessions->find(id.substr(5));
+    if (s && !rc.access->may_use(rc.access->of(req), s->client())) s = nullptr;  // another's
     if (!s || s->api() != "openai.responses" ||
         !fields::flag_or(responses_echo(*s), "store", false)) {
         send_error(

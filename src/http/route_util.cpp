@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/client_identity.h"
 #include "util/log.h"
 
 namespace sf {
@@ -54,14 +55,15 @@ priority_headers priority_headers_of(const httplib::Request &req) {
             req.get_header_value("x-api-key"), req.get_header_value("User-Agent")};
 }
 
-bool apply_priority(const httplib::Request &req, const priority_config &cfg, generate_request &greq,
-                    httplib::Response &res, api_error &err) {
+bool apply_priority(const httplib::Request &req, const priority_config &cfg,
+                    const std::string &secret, generate_request &greq, httplib::Response &res,
+                    api_error &err) {
     if (!resolve_priority(greq.cls_from_body, priority_headers_of(req), cfg, greq.cls, err))
         return false;
     res.set_header("X-Superfluid-Priority", class_name(greq.cls));
     greq.user_agent = req.get_header_value("User-Agent");
     greq.client     = client_identity(priority_headers_of(req),
-                                      req.remote_addr + ":" + std::to_string(req.remote_port));
+                                      req.remote_addr + ":" + std::to_string(req.remote_port), secret);
     // One line per generation request: who asked, in which class.
     SF_LOG_INFO("http", "%s %s: class %s, model \"%s\", user-agent \"%s\"", req.method.c_str(),
                 req.path.c_str(), class_name(greq.cls), greq.model.c_str(),

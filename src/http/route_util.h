@@ -34,6 +34,7 @@ bool read_body(const Reader &reader, size_t max_bytes, std::string &body) {
             return false;
         }
         body.append(data, len);
+        header_deadline::body_progress(len);  // a body keeps a minimum rate, not a deadline
         return true;
     });
     header_deadline::body_read();  // the body is in: what follows is the handler's own time
@@ -53,11 +54,13 @@ api_error from_start_error(const start_error &se);
 /**
  * Resolves the request's priority class (api/priority.h: body, headers, key, rules) into
  * `greq.cls` and echoes it in X-Superfluid-Priority; copies the User-Agent into
- * `greq.user_agent` and the client's identity (api/priority.h) into `greq.client`, and logs the
- * request (method, path, class, model, User-Agent). False with `err` for a bad header value.
+ * `greq.user_agent` and the client's identity (api/client_identity.h, keyed with `secret`) into
+ * `greq.client`, and logs the request (method, path, class, model, User-Agent). False with `err`
+ * for a bad header value.
  */
-bool apply_priority(const httplib::Request &req, const priority_config &cfg, generate_request &greq,
-                    httplib::Response &res, api_error &err);
+bool apply_priority(const httplib::Request &req, const priority_config &cfg,
+                    const std::string &secret, generate_request &greq, httplib::Response &res,
+                    api_error &err);
 
 /**
  * Answers with a chunked stream of `content_type`: `step` writes what is ready (waiting

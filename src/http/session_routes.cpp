@@ -18,11 +18,15 @@ void send_error(httplib::Response &res, const api_error &e) {
     res.set_content(openai_error_body(e), "application/json");
 }
 
-// The session named by the path, or a 404 written into `res`.
-std::shared_ptr<session> find_or_404(session_manager &sessions, const httplib::Request &req,
-                                     httplib::Response &res, bool &interrupted) {
+// The session named by the path, or a 404 written into `res`. A session the caller may not use
+// (with keys: made with another key, and the caller no admin) is answered as an unknown one,
+// so a 404 does not tell a guessed id exists.
+std::shared_ptr<session> find_or_404(session_manager &sessions, const session_access &access,
+                                     const httplib::Request &req, httplib::Response &res,
+                                     bool &interrupted) {
     const std::string id = req.matches[1];
     auto s               = sessions.find(id, &interrupted);
+    if (s && !access.may_use(access.of(req), s->client())) s = nullptr;
     if (!s) {
         api_error e{404, "invalid_request_error",
                     "no session '" + id + "' (unknown, or removed by journal retention)", "id",
@@ -34,20 +38,21 @@ std::shared_ptr<session> find_or_404(session_manager &sessions, const httplib::R
 
 }  // namespace
 
-void register_session_routes(httplib::Server &svr, session_manager &sessions) {
+void register_session_routes(httplib::Server &svr, session_manager &sessions,
+                             std::shared_ptr<const session_access> access) {
     svr.Get(R"(/v1/sessions/([A-Za-z0-9_\-]+))",
-            [&sessions](const httplib::Request &req, httplib::Response &res) {
+            [&sessions, access](const httplib::Request &req, httplib::Response &res) {
                 bool interrupted = false;
-                auto s           = find_or_404(sessions, req, res, interrupted);
+                auto s           = find_or_404(sessions, *access, req, res, interrupted);
                 if (!s) return;
                 set_session_header(res, s->id());
                 res.set_content(session_state_body(*s, interrupted, sessions.placements(s->id())),
                                 "application/json");
             });
     svr.Get(R"(/v1/sessions/([A-Za-z0-9_\-]+)/events)",
-            [&sessions](const httplib::Request &req, httplib::Response &res) {
+            [&sessions, access](const httplib::Request &req, httplib::Response &res) {
                 bool interrupted = false;
-                auto s           = find_or_404(sessions, req, res, interrupted);
+                auto s           = find_or_404(sessions, *access, req, res, interrupted);
                 if (!s) return;
                 size_t cursor = 0;
                 std::string err;
@@ -64,10 +69,10 @@ void register_session_routes(httplib::Server &svr, session_manager &sessions) {
                                       cursor, false);
             });
     svr.Post(R"(/v1/sessions/([A-Za-z0-9_\-]+)/cancel)",
-             [&sessions](const httplib::Request &req, httplib::Response &res) {
+             [&sessions, access](const httplib::Request &req, httplib::Response &res) {
                  header_deadline::body_read();
                  bool interrupted = false;
-                 auto s           = find_or_404(sessions, req, res, interrupted);
+                 auto s           = find_or_404(sessions, *access, req, res, interrupted);
                  if (!s) return;
                  cancel_and_wait(*s);
                  set_session_header(res, s->id());

@@ -6,9 +6,13 @@
 //   POST /v1/sessions/{id}/cancel cancels a running session (e.g. one started with
 //                                 X-Superfluid-Detach) and answers its state; a finished
 //                                 one's state is answered unchanged.
-// Unknown ids are a 404 in OpenAI's error shape.
+// Unknown ids are a 404 in OpenAI's error shape, and so is a session the caller may not use
+// (http/session_access.h: with keys, one made with another key, unless an admin key).
 #pragma once
 
+#include <memory>
+
+#include "http/session_access.h"
 #include "session/session_manager.h"
 
 namespace httplib {
@@ -17,6 +21,8 @@ class Server;
 
 namespace sf {
 
-void register_session_routes(httplib::Server &svr, session_manager &sessions);
+/** Registers the routes; `sessions` must outlive the server; `access`: who may use a session. */
+void register_session_routes(httplib::Server &svr, session_manager &sessions,
+                             std::shared_ptr<const session_access> access);
 
 }  // namespace sf

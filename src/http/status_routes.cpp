@@ -156,6 +156,16 @@ std::string metrics_text(session_manager &sessions) {
     p.metric("worker_events_total", "counter",
              "token and finish events read from the Events stream (per batch: sessions per tick)",
              double(ws.events));
+    const auto rs = sessions.relay_stats();
+    p.metric("worker_events_dropped_total", "counter",
+             "events dropped by the head: duplicated, of an earlier placement, or refused",
+             double(rs.dropped));
+    p.metric("worker_events_refused_total", "counter",
+             "events for a session from a node it is not placed on now, or too far ahead",
+             double(rs.refused));
+    p.metric("sessions_ended_unasked_total", "counter",
+             "sessions a stopping worker cancelled unasked: moved or resumed, not ended",
+             double(rs.unasked_ends));
     node_series(p, sessions.nodes());
     sessions.latency().render(p.str());
     return p.str();

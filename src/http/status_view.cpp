@@ -1,5 +1,7 @@
 #include "http/status_view.h"
 
+#include "http/session_access.h"
+
 namespace sf {
 
 using json = nlohmann::json;
@@ -9,7 +11,7 @@ const char *session_state_name(const session_manager::session_info &s) {
 }
 
 json session_json(const session_manager::session_info &s) {
-    return {{"id", s.id},
+    return {{"ref", session_ref(s.id)},
             {"priority", class_name(s.cls)},
             {"api", s.api},
             {"client", s.user_agent},
@@ -20,10 +22,14 @@ json session_json(const session_manager::session_info &s) {
             {"ttft_s", s.ttft_s >= 0 ? json(s.ttft_s) : json(nullptr)}};
 }
 
-json running_sessions_json(session_manager &sessions) {
+json running_sessions_json(session_manager &sessions,
+                           const std::function<bool(const std::string &)> &show_id,
+                           bool with_owner) {
     json out = json::array();
     for (const auto &s : sessions.running_sessions()) {
-        json j                  = session_json(s);
+        json j = session_json(s);
+        if (show_id(s.client)) j["id"] = s.id;
+        if (with_owner) j["owner"] = s.client;
         const std::string where = sessions.session_node(s.id);
         if (!where.empty()) j["node"] = where;  // cluster mode: the node it runs on
         out.push_back(std::move(j));

@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <string>
+
 #include "api/priority.h"
 #include "core/worker_report.h"
 #include "session/session_manager.h"
@@ -14,13 +17,20 @@ namespace sf {
 const char *session_state_name(const session_manager::session_info &s);
 
 /**
- * One running session as JSON: id, priority, api, client (User-Agent), state, prompt/generated
- * tokens, age_s, ttft_s (null before the first token).
+ * One running session as JSON: ref (http/session_access.h: a handle that grants nothing; not
+ * the id), priority, api, client (User-Agent), state, prompt/generated tokens, age_s, ttft_s
+ * (null before the first token).
  */
 nlohmann::json session_json(const session_manager::session_info &s);
 
-/** Every running session of `sessions` (session_manager::running_sessions) as a JSON array. */
-nlohmann::json running_sessions_json(session_manager &sessions);
+/**
+ * Every running session of `sessions` (session_manager::running_sessions) as a JSON array; a
+ * row has its "id" only where `show_id(who made it)` is true (session_access::may_list), and
+ * with `with_owner` that client id as "owner" (for a caller that filters rows itself; never sent).
+ */
+nlohmann::json running_sessions_json(session_manager &sessions,
+                                     const std::function<bool(const std::string &)> &show_id,
+                                     bool with_owner = false);
 
 /** Cached prompt tokens / prompt tokens since the worker started; 0 before any prompt. */
 double prefix_cache_hit_rate(const cache_report &c);

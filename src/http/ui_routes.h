@@ -6,8 +6,10 @@
 // kMaxUiStreams at once; more are answered 503); the snapshot source is shared by all.
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "http/session_access.h"
 #include "session/session_manager.h"
 
 namespace httplib {
@@ -19,8 +21,12 @@ namespace sf {
 /** Most /ui/events streams open at once (each holds an HTTP thread). */
 constexpr int kMaxUiStreams = 16;
 
-/** Registers /ui and /ui/events; `sessions` must outlive the server. */
+/**
+ * Registers /ui and /ui/events; `sessions` must outlive the server. `access`: which session ids
+ * each viewer sees; with keys in use (every viewer holds one) the snapshot carries the worker's
+ * pid.
+ */
 void register_ui_routes(httplib::Server &svr, session_manager &sessions,
-                        const std::string &model_id);
+                        const std::string &model_id, std::shared_ptr<const session_access> access);
 
 }  // namespace sf

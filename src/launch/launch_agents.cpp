@@ -247,16 +247,28 @@ launch_plan ollama(const launch_context &c) {
 
 }  // namespace
 
+// What each agent's first request holds (system prompt, tool definitions, the user's message),
+// measured with the agents pinned in tests/agents/package.json on the tiny model's tokenizer
+// (Qwen3's), rounded to two digits: Claude Code 2.1.197 refuses it itself with "the request is
+// ~18735 tokens" under a smaller context; the others are the prompt_tokens the server journaled
+// for it (Codex 0.169.0 8,342; OpenCode 1.18.33 7,198, its title request 424; pi 0.73.1 1,390;
+// OpenClaw 2026.9.6 12,560) or the size a smaller context refused (Cline 3.0.65 5,352). The
+// minimum (launch's --ctx-size) holds that and the answers and tool results of a session's
+// first turns: 32,768 for Claude Code and Codex (issue #36: both fail their first turn under
+// serve's default of 8,192) and OpenClaw (13K, and it compacts once its window is full); 16,384
+// for OpenCode and Cline (twice their first request); 8,192 for pi (six times its first).
+// Hermes Agent is not installed here, so not measured: 32,768, as for the agents of its kind.
+// The Ollama CLI is a chat: no minimum.
 const std::vector<agent_def> &launch_agents() {
     static const std::vector<agent_def> all = {
-        {"claude", "Claude Code", "npm install -g @anthropic-ai/claude-code", claude},
-        {"codex", "Codex", "npm install -g @openai/codex", codex},
-        {"opencode", "OpenCode", "npm install -g opencode-ai", opencode},
-        {"pi", "pi", "npm install -g @mariozechner/pi-coding-agent", pi},
-        {"cline", "Cline", "npm install -g cline", cline},
-        {"hermes", "Hermes Agent", "see https://hermes-agent.nousresearch.com", hermes},
-        {"openclaw", "OpenClaw", "npm install -g openclaw", openclaw},
-        {"ollama", "Ollama CLI", "see https://ollama.com/download", ollama},
+        {"claude", "Claude Code", "npm install -g @anthropic-ai/claude-code", claude, 19000, 32768},
+        {"codex", "Codex", "npm install -g @openai/codex", codex, 8300, 32768},
+        {"opencode", "OpenCode", "npm install -g opencode-ai", opencode, 7200, 16384},
+        {"pi", "pi", "npm install -g @mariozechner/pi-coding-agent", pi, 1400, 8192},
+        {"cline", "Cline", "npm install -g cline", cline, 5400, 16384},
+        {"hermes", "Hermes Agent", "see https://hermes-agent.nousresearch.com", hermes, 0, 32768},
+        {"openclaw", "OpenClaw", "npm install -g openclaw", openclaw, 13000, 32768},
+        {"ollama", "Ollama CLI", "see https://ollama.com/download", ollama, 0, 0},
     };
     return all;
 }

@@ -49,6 +49,8 @@ struct agent_def {
     const char *title;    // "Claude Code"
     const char *install;  // how to get the program when it is not on PATH
     launch_plan (*plan)(const launch_context &);
+    int first_request = 0;  // tokens of its first request, about (measured: launch_agents.cpp)
+    int min_context   = 0;  // context per request it needs to work, tokens; 0: no minimum
 };
 
 /** Every agent `launch` knows, in the order help lists them. */

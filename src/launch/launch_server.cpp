@@ -41,6 +41,19 @@ server_probe probe_server(const std::string &host, int port) {
         if (j.is_object() && j.contains("models") && j["models"].is_array() && !j["models"].empty())
             p.context_length = j["models"][0].value("context_length", 0);
     }
+    // The training context, as Ollama's /api/show gives it: model_info's ARCH.context_length.
+    if (p.model_id.empty()) return p;
+    auto show = cli.Post("/api/show", json{{"model", p.model_id}}.dump(), "application/json");
+    if (show && show->status == 200) {
+        auto j = json::parse(show->body, nullptr, false);
+        if (j.is_object() && j.contains("model_info") && j["model_info"].is_object()) {
+            const json &mi         = j["model_info"];
+            const std::string arch = mi.value("general.architecture", "");
+            const auto it          = mi.find(arch + ".context_length");
+            if (!arch.empty() && it != mi.end() && it->is_number_integer())
+                p.trained_context = it->get<int>();
+        }
+    }
     return p;
 }
 
@@ -91,7 +104,8 @@ static void print_tail(const std::string &log, std::streamoff from_byte) {
 }
 
 bool ensure_server(const std::string &exe, const std::string &host, int port,
-                   const std::string &model, const std::string &state_dir, server_probe &out) {
+                   const std::string &model, const std::string &state_dir, server_probe &out,
+                   int ctx_size) {
     out = probe_server(host, port);
     if (out.ready) return true;
     pid_t pid = -1;
@@ -107,6 +121,12 @@ bool ensure_server(const std::string &exe, const std::string &host, int port,
              {std::string("--host"), host, std::string("--port"), std::to_string(port)})
             args.push_back(a);
         if (!state_dir.empty()) args.insert(args.end(), {"--state-dir", state_dir});
+        std::string shown = model;  // the command as printed: the model and --ctx-size
+        if (ctx_size > 0) {
+            args.insert(args.end(), {"--ctx-size", std::to_string(ctx_size)});
+            shown +=
+                (shown.empty() ? "" : " ") + std::string("--ctx-size ") + std::to_string(ctx_size);
+        }
         std::error_code ec;
         const auto size = std::filesystem::file_size(log, ec);
         log_start       = ec ? 0 : std::streamoff(size);
@@ -117,7 +137,7 @@ bool ensure_server(const std::string &exe, const std::string &host, int port,
         }
         fprintf(stderr,
                 "superfluid launch: starting `superfluid serve%s%s` on %s:%d (pid %d, log %s)\n",
-                model.empty() ? "" : " ", model.c_str(), host.c_str(), port, int(pid), log.c_str());
+                shown.empty() ? "" : " ", shown.c_str(), host.c_str(), port, int(pid), log.c_str());
     } else if (out.health_status == 503) {
         fprintf(stderr, "superfluid launch: the server on %s:%d is loading its model\n",
                 host.c_str(), port);
@@ -134,7 +154,10 @@ bool ensure_server(const std::string &exe, const std::string &host, int port,
     while (true) {
         std::this_thread::sleep_for(std::chrono::milliseconds(250));
         out = probe_server(host, port);
-        if (out.ready) return true;
+        if (out.ready) {
+            out.started_pid = pid > 0 ? pid : 0;
+            return true;
+        }
         if (pid > 0 && kill(pid, 0) != 0) {  // init reaps it: gone means exited
             fprintf(stderr, "superfluid launch: the server exited before it was ready; log:\n");
             print_tail(log, log_start);
@@ -153,6 +176,16 @@ bool ensure_server(const std::string &exe, const std::string &host, int port,
                     log.empty() ? "of the running server" : log.c_str());
         }
     }
+}
+
+std::string server_left_running_note(const server_probe &p, const std::string &host, int port,
+                                     const std::string &state_dir) {
+    if (p.started_pid <= 0) return "";
+    std::string stop = "superfluid stop";
+    if (!state_dir.empty() && state_dir != paths::default_state_dir())
+        stop += " --state-dir " + state_dir;
+    return "the server started for this (pid " + std::to_string(p.started_pid) + ", " + host + ":" +
+           std::to_string(port) + ") keeps running; `" + stop + "` stops it";
 }
 
 }  // namespace sf::launch

@@ -13,7 +13,9 @@ struct server_probe {
     bool ready        = false;  // /health 200
     int health_status = 0;      // /health HTTP status (503 while a model loads)
     std::string model_id;       // first id of /v1/models
-    int context_length = 0;
+    int context_length  = 0;    // per request (/api/ps); 0: not said
+    int trained_context = 0;    // the model's training context (/api/show); 0: not said
+    int started_pid     = 0;    // ensure_server started this server (its pid); 0: found running
 };
 
 /** Asks host:port once (short timeouts). */
@@ -21,10 +23,20 @@ server_probe probe_server(const std::string &host, int port);
 
 /**
  * Makes sure a ready server answers on host:port, starting `exe serve` (`exe`: the superfluid
- * executable) with `model` ("" = default) when none does. `state_dir` "" = the default.
- * Prints progress to stderr; false on failure (with the server log's tail printed).
+ * executable) with `model` ("" = default) and `--ctx-size ctx_size` (0: serve's default) when
+ * none does. `state_dir` "" = the default. Prints progress to stderr; false on failure (with
+ * the server log's tail printed).
  */
 bool ensure_server(const std::string &exe, const std::string &host, int port,
-                   const std::string &model, const std::string &state_dir, server_probe &out);
+                   const std::string &model, const std::string &state_dir, server_probe &out,
+                   int ctx_size = 0);
+
+/**
+ * What `run` and `launch` print on exit when they started the server (`p.started_pid`): that
+ * it keeps running, and the command that stops it (`superfluid stop`, with `--state-dir` when
+ * not the default). "" when the server was found running.
+ */
+std::string server_left_running_note(const server_probe &p, const std::string &host, int port,
+                                     const std::string &state_dir);
 
 }  // namespace sf::launch

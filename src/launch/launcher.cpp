@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 
+#include "launch/context_fit.h"
 #include "launch/launch_files.h"
 #include "models/model_ref.h"
 #include "util/paths.h"
@@ -49,6 +50,26 @@ std::string find_on_path(const std::string &prog) {
 // The class as printed: "none (the server's default)" when the agent carries none.
 std::string priority_shown(const launch_context &c) {
     return c.priority.empty() ? "none (the server's default)" : c.priority;
+}
+
+// What --print says about context: the server's, judged for the agent, or the --ctx-size a
+// server launch starts would get.
+void print_context(const agent_def &a, const server_probe &server, const std::string &host,
+                   int port) {
+    if (a.min_context <= 0) return;
+    if (!server.ready) {
+        printf("# no server answers: launch would start one with --ctx-size %d for %s\n",
+               a.min_context, a.name);
+        return;
+    }
+    const context_verdict v = judge_context(a, server, host, port, false);
+    if (v.fit == context_fit::fits)
+        printf("# context per request: %s tokens (%s works with at least %s)\n",
+               with_commas(server.context_length).c_str(), a.name,
+               with_commas(a.min_context).c_str());
+    else if (!v.message.empty())
+        printf("# %s: %s\n", v.fit == context_fit::tight ? "warning" : "launch would refuse",
+               v.message.c_str());
 }
 
 void print_plan(const agent_def &a, const launch_plan &p, const launch_context &c,
@@ -98,6 +119,20 @@ std::string reach_host(const std::string &host) {
     return host == "0.0.0.0" ? "127.0.0.1" : host;
 }
 
+// Whether `server`'s context lets agent `a` run: false (said on stderr, with the note on a
+// server launch started) when it is too small; a warning when tight.
+bool context_allows(const agent_def &a, const server_probe &server, const std::string &host,
+                    const launch_options &o) {
+    const context_verdict v = judge_context(a, server, host, o.port, server.started_pid > 0);
+    if (v.fit == context_fit::tight)
+        fprintf(stderr, "superfluid launch: warning: %s\n", v.message.c_str());
+    if (v.fit != context_fit::too_small) return true;
+    fprintf(stderr, "superfluid launch: %s\n", v.message.c_str());
+    const std::string note = server_left_running_note(server, host, o.port, o.state_dir);
+    if (!note.empty()) fprintf(stderr, "superfluid launch: %s\n", note.c_str());
+    return false;
+}
+
 }  // namespace
 
 launch_context make_context(const launch_options &o, const agent_def &a, const server_probe &server,
@@ -105,6 +140,7 @@ launch_context make_context(const launch_options &o, const agent_def &a, const s
     launch_context c;
     c.base_url = "http://" + reach_host(o.host) + ":" + std::to_string(o.port);
     c.model    = server.model_id;
+    if (c.model.empty() && o.planned_model) c.model = o.planned_model(o.model);
     if (c.model.empty()) {  // not running (--print): the name serve will give it
         c.model = o.model.empty()                        ? models::kDefaultModel
                   : models::is_local_model_path(o.model) ? fs::path(o.model).stem().string()
@@ -132,7 +168,8 @@ int run_launch(const launch_options &o) {
     server_probe server;
     if (o.print) {
         server = probe_server(host, o.port);  // --print starts nothing
-    } else if (!ensure_server(o.superfluid_exe, host, o.port, o.model, o.state_dir, server)) {
+    } else if (!ensure_server(o.superfluid_exe, host, o.port, o.model, o.state_dir, server,
+                              a->min_context)) {
         return 1;
     }
     const char *home       = std::getenv("HOME");
@@ -141,6 +178,7 @@ int run_launch(const launch_options &o) {
     std::string program    = o.bin.empty() ? p.program : o.bin;
     if (o.print) {
         print_plan(*a, p, c, program, o.args);
+        print_context(*a, server, host, o.port);
         return 0;
     }
     std::string exe = find_on_path(program);
@@ -149,6 +187,8 @@ int run_launch(const launch_options &o) {
                 program.c_str(), a->title, a->install);
         return 127;
     }
+    // An agent whose first requests do not fit fails its first turn: said here, before it runs.
+    if (!context_allows(*a, server, host, o)) return 1;
     if (!write_files(p)) return 1;
     fprintf(stderr, "superfluid launch: %s → %s (model %s, priority %s)\n", a->title,
             c.base_url.c_str(), c.model.c_str(), priority_shown(c).c_str());
@@ -165,13 +205,15 @@ int run_launch(const launch_options &o) {
 
     bool restore = false;
     for (const auto &f : p.files) restore = restore || f.restore;
-    if (!restore) {
+    // A server launch started is named when the agent exits: launch must outlive the agent.
+    const std::string note = server_left_running_note(server, host, o.port, o.state_dir);
+    if (!restore && note.empty()) {
         execve(exe.c_str(), argv.data(), envp.data());
         perror("superfluid launch: exec");
         return 127;
     }
-    // The agent's own config files must be put back afterwards, so it runs as a child; the
-    // terminal's Ctrl-C reaches it, not us.
+    // The agent's own config files must be put back afterwards (or the server launch started
+    // named), so it runs as a child; the terminal's Ctrl-C reaches it, not us.
     pid_t pid = fork();
     if (pid == 0) {
         execve(exe.c_str(), argv.data(), envp.data());
@@ -188,6 +230,7 @@ int run_launch(const launch_options &o) {
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     restore_files(p);
+    if (!note.empty()) fprintf(stderr, "superfluid launch: %s\n", note.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

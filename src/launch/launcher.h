@@ -4,6 +4,7 @@
 // flags are parsed by cli/launch_command; everything else is here. On the launching thread.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,16 @@ struct launch_options {
     std::string state_dir;       // "" = the default state directory
     bool print = false;          // show what would be set, run nothing
     std::string superfluid_exe;  // the executable `serve`d when no server answers
+    // With no server answering (--print): the id `serve` would give `model` (cli's decision,
+    // the hub's reachability included); unset: the default model's, a file's stem, or `model`.
+    std::function<std::string(const std::string &model)> planned_model;
 };
 
 /**
  * The context agent `a`'s plan is computed from: the server's URL (0.0.0.0 is reached on
  * loopback), the model id the server reports (with none running, the id `serve` would give:
- * models::kDefaultModel, a local file's stem, or the hub reference as given), its context
+ * `o.planned_model`'s, else models::kDefaultModel, a local file's stem, or the hub reference as
+ * given), its context
  * length when known, the class, `home` and the launch-owned folder STATE/launch/AGENT.
  */
 launch_context make_context(const launch_options &o, const agent_def &a, const server_probe &server,

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "models/gguf_info.h"
+
 namespace sf::models {
 
 namespace fs = std::filesystem;
@@ -73,8 +75,13 @@ std::string check_runnable(const std::string &path) {
     if (!fs::exists(path, ec)) return "model not found: " + path;
     auto c = choose_engine(path);
     if (c.available) return "";
+    if (c.format == model_format::UNKNOWN && fs::is_directory(path, ec))
+        return path +
+               " is a directory with no model this build knows (a .gguf file, or MLX's "
+               "config.json + *.safetensors)";
     if (c.format == model_format::UNKNOWN)
-        return path + " is not a model this build can run: expected a .gguf file (llama.cpp)";
+        return path + " is not a GGUF file (" + gguf_magic_problem(path) +
+               "), the one format this build runs (llama.cpp)";
     return path + " is a model in the " + c.format_name + " format: it needs the " + c.engine +
            " engine, which this build does not include (" + row_for(c.format)->why + ")";
 }

@@ -85,12 +85,37 @@ bool node_pool::revoke(const std::string &name, const std::string &serial, const
             n->message = why;
             gone       = n;
             for (auto &[id, p] : placed_) sessions += p.base == n->base;
+            // A lost node sends no more registrations (which forget a refused one): drop it now.
+            if (lost(*n, std::chrono::steady_clock::now()))
+                nodes_.erase(std::find(nodes_.begin(), nodes_.end(), gone));
             break;
         }
     }
     if (!gone) return false;
     SF_LOG_WARN("cluster", "node %s revoked (%s): its %zu sessions move to other nodes",
                 name.c_str(), why.c_str(), sessions);
+    retire(gone);  // its Events stream ends: on_stream_lost resumes the sessions elsewhere
+    return true;
+}
+
+bool node_pool::leave(const std::string &name, const std::string &serial) {
+    std::shared_ptr<node> gone;
+    size_t sessions = 0;
+    {
+        std::lock_guard lk(mu_);
+        for (auto it = nodes_.begin(); it != nodes_.end(); ++it) {
+            auto &n = **it;
+            if (n.name != name || n.reference) continue;
+            if (!serial.empty() && !n.serial.empty() && n.serial != serial) continue;
+            for (auto &[id, p] : placed_) sessions += p.base == n.base;
+            gone = *it;
+            nodes_.erase(it);
+            break;
+        }
+    }
+    if (!gone) return false;
+    SF_LOG_INFO("cluster", "node %s is leaving: its %zu sessions move to other nodes", name.c_str(),
+                sessions);
     retire(gone);  // its Events stream ends: on_stream_lost resumes the sessions elsewhere
     return true;
 }
@@ -287,13 +312,20 @@ std::vector<node_report> node_pool::nodes() {
     std::vector<node_report> out;
     for (auto &n : nodes_) {
         node_report r;
-        r.name                  = n->name;
-        r.address               = n->address;
-        r.state                 = n->st == node_state::REFUSED    ? "refused"
-                                  : !n->last.reachable && n->seen ? "failing"
-                                  : n->st == node_state::ACTIVE   ? "active"
-                                                                  : "pending";
-        r.message               = n->message;
+        r.name          = n->name;
+        r.address       = n->address;
+        const bool gone = lost(*n, now);
+        r.state         = n->st == node_state::REFUSED    ? "refused"
+                          : gone                          ? "lost"
+                          : !n->last.reachable && n->seen ? "failing"
+                          : n->st == node_state::ACTIVE   ? "active"
+                                                          : "pending";
+        r.message       = n->message;
+        if (gone && r.message.empty()) {
+            const auto s = std::chrono::duration_cast<std::chrono::seconds>(now - n->last_seen);
+            r.message    = "unreachable for " + std::to_string(s.count()) +
+                        " s (no answer, no registration); revoke it or let it re-join";
+        }
         r.model_fingerprint     = n->model_fp;
         r.tokenizer_fingerprint = n->tokenizer_fp;
         r.slots                 = n->last.status.n_parallel;

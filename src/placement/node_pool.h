@@ -67,6 +67,20 @@ class node_pool final : public worker_client, private worker_listener {
      */
     bool revoke(const std::string &name, const std::string &serial, const std::string &why);
 
+    /**
+     * Node `name` (holding certificate `serial`, when not empty) says it is stopping: it is
+     * dropped from the table and its client stopped, so its sessions move to other nodes now.
+     * Its next registration (a restart) adds it afresh. False when no such guest is listed.
+     */
+    bool leave(const std::string &name, const std::string &serial);
+
+    /**
+     * How long a guest may stay unreachable (no answer, no registration) before it is shown
+     * `lost` with the reason; default 3 min. A lost node is never placed on, and a revoke
+     * drops it from the table at once. Call before start().
+     */
+    void set_lost_after(std::chrono::seconds s) { lost_after_ = s; }
+
     void set_listener(worker_listener *l) override { listener_ = l; }
     bool start() override;
     void stop() override;
@@ -130,6 +144,11 @@ class node_pool final : public worker_client, private worker_listener {
     std::string reference_fp_;  // the cluster's tokenizer fingerprint
     affinity_index affinity_;   // which node was given which request prefixes (mu_)
     std::thread monitor_thread_;
+    std::chrono::seconds lost_after_{180};
+    // Lost: a guest unreachable for lost_after_ since it last answered (mu_ held).
+    bool lost(const node &n, std::chrono::steady_clock::time_point now) const {
+        return !n.reference && n.seen && !n.last.reachable && now - n.last_seen > lost_after_;
+    }
 };
 
 }  // namespace sf

@@ -21,6 +21,8 @@ void to_proto(const worker_submission &s, pb::GenerateRequest &out) {
     for (token_id t : req.prefix_tokens) out.add_prefix_tokens(t);
     out.set_want_prompt_tokens(req.want_prompt_tokens);
     out.set_client_meta(req.client_meta);
+    out.set_retry_key(req.retry_key);
+    out.set_cache_scope(req.cache_scope);
     for (token_id t : s.resume_tokens) out.add_resume_tokens(t);
     if (s.has_parse) to_proto(s.parse, *out.mutable_journaled_parse());
 }
@@ -44,6 +46,8 @@ worker_submission from_proto(const pb::GenerateRequest &r) {
     req.prefix_tokens.assign(r.prefix_tokens().begin(), r.prefix_tokens().end());
     req.want_prompt_tokens = r.want_prompt_tokens();
     req.client_meta        = r.client_meta();
+    req.retry_key          = r.retry_key();
+    req.cache_scope        = r.cache_scope();
     s.resume_tokens.assign(r.resume_tokens().begin(), r.resume_tokens().end());
     s.has_parse = r.has_journaled_parse();
     if (s.has_parse) s.parse = from_proto(r.journaled_parse());

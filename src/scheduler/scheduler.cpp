@@ -150,7 +150,8 @@ void scheduler::place(int i, seq_state &&s) {
     q.tokens   = q.pending;
     q.attached = opts_.cache == nullptr || !opts_.cache->enabled();
     // What the slot's memory holds stays for attach_new only when this sequence can use it.
-    if (!sl.held.empty() && held_reuse(i, q.tokens, reuse_limit(q)) == 0) release_held(i);
+    if (!sl.held.empty() && held_reuse(i, q.tokens, reuse_limit(q), q.req.cache_scope) == 0)
+        release_held(i);
     if (!q.attached && !opts_.cache->partial()) {
         // Snapshot points: message ends, and the prompt but its last token (an identical
         // prompt then reuses all it can: the last token is decoded for its logits anyway);
@@ -168,6 +169,7 @@ void scheduler::place(int i, seq_state &&s) {
     // Its wait for prompt service starts now: a newcomer is not "least recently served" ahead of
     // a prompt that has waited (the planner's reserved share goes to the longest wait).
     q.last_served = tick_no_;
+    if (q.req.sampler) engine_.seq_use_prepared(i, std::move(q.req.sampler));
     if (!engine_.seq_start(i, q.req.sampling, q.pending, q.req.resume_tokens.size())) {
         finish(i, finish_reason::ERROR,
                "the engine could not set up the sequence's sampler (see the worker's log)");
@@ -338,6 +340,7 @@ void scheduler::finish(int slot, finish_reason reason, std::string error) {
     if (keep > 0) {
         slots_[slot].held.assign(s.tokens.begin(), s.tokens.begin() + keep);
         slots_[slot].held_since = tick_no_;
+        slots_[slot].held_scope = s.req.cache_scope;
     } else {
         release_held(slot);  // a sequence that ended before it attached
         engine_.seq_end(slot);
@@ -389,19 +392,16 @@ bool scheduler::tick() {
         const auto &sl = slots_[i];
         if (!sl.used || !sl.seq.attached) continue;
         const auto &s = sl.seq;
-        // A resumed session replays its already-generated tokens one per tick, as they were first
-        // computed (decode steps, not one prefill batch): batched and single-token kernels round
-        // differently, and a resumed stream must match the uninterrupted one token for token.
+        // A resumed session's already-generated tokens are prefilled after its prompt, in
+        // ordinary chunks (issue #37: replayed one per decode step, the pause after a loss grew
+        // with the answer, ~5 s after 200 tokens). Batched and single-token kernels round
+        // differently, so a continuation can differ from the uninterrupted run where two
+        // candidates nearly tie (README, "Journal and resumable sessions").
         int32_t pending           = static_cast<int32_t>(s.pending.size());
-        bool one_by_one           = s.generating;
+        const bool one_by_one     = s.generating;
         const int32_t prompt_left = static_cast<int32_t>(s.req.prompt.size()) - s.n_past;
-        if (!one_by_one && pending > prompt_left) {
-            if (prompt_left > 0) {
-                pending = prompt_left;  // the prompt part first, in ordinary chunks
-            } else {
-                one_by_one = true;
-            }
-        }
+        if (!one_by_one && prompt_left > 0 && pending > prompt_left)
+            pending = prompt_left;  // the prompt part first: its snapshot points are in it
         // A chunk ends at the next snapshot point, so the state there can be saved.
         if (!one_by_one && !s.boundaries.empty())
             pending = std::min(pending, s.boundaries.front() - s.n_past);
@@ -473,51 +473,10 @@ bool scheduler::tick() {
     if (rc != 0) {
         SF_LOG_ERROR("scheduler", "decode failed (%d) for a batch of %zu sequences", rc,
                      plan.size());
-        for (const auto &e : plan)
-            finish(e.slot, finish_reason::ERROR, "the engine failed to decode the batch");
+        decode_apart(plan, items, drafts);
         return true;
     }
-    const auto served_at = this->now();
-    if (tick_no_ % 1024 == 0) ledger_.prune(served_at);
-    for (size_t i = 0; i < plan.size(); ++i) {
-        auto &s = slots_[plan[i].slot].seq;
-        ledger_.charge(s.service, client_of(s), plan[i].n_tokens, served_at);
-        s.served_in_slot += plan[i].n_tokens;
-        s.n_past += plan[i].n_tokens;
-        s.pending.erase(s.pending.begin(), s.pending.begin() + plan[i].n_tokens);
-        s.last_served    = tick_no_;
-        s.last_served_at = served_at;
-        if (!s.boundaries.empty() && s.n_past >= s.boundaries.front()) {
-            if (s.n_past == s.boundaries.front()) {
-                const auto t0 = std::chrono::steady_clock::now();
-                opts_.cache->snapshot(plan[i].slot,
-                                      std::span(s.tokens).first(static_cast<size_t>(s.n_past)));
-                SF_LOG_DEBUG(
-                    "scheduler", "snapshot at %d tokens: %.2f ms", s.n_past,
-                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                        .count());
-            }
-            s.boundaries.erase(s.boundaries.begin());
-        }
-    }
-    // The sequences without a draft sample together (the engine may use two threads), then
-    // each takes its token, or verifies its draft, in plan order.
-    samples_.clear();
-    for (size_t i = 0; i < plan.size(); ++i) {
-        if (items[i].want_logits && drafts[i] == 0)
-            samples_.push_back({plan[i].slot, static_cast<int>(i),
-                                static_cast<uint32_t>(slots_[plan[i].slot].seq.n_generated)});
-    }
-    engine_.sample_many(samples_);
-    size_t k = 0;
-    for (size_t i = 0; i < plan.size(); ++i) {
-        if (!items[i].want_logits) continue;
-        if (drafts[i] > 0) {
-            verify(plan[i].slot, static_cast<int>(i), items[i], drafts[i]);
-        } else {
-            on_sampled(plan[i].slot, samples_.at(k++).out);
-        }
-    }
+    settle(plan, items, drafts);
     return true;
 }
 

@@ -162,6 +162,7 @@ class scheduler {
         // (retain) only when an unrelated sequence takes the slot (scheduler_reuse.cpp).
         std::vector<token_id> held;
         uint64_t held_since = 0;  // tick number when it was freed: the oldest is taken first
+        uint64_t held_scope = 0;  // the cache scope of the sequence that held it
     };
 
     priority_class aged(const seq_state &s, clock::time_point now) const;
@@ -176,6 +177,15 @@ class scheduler {
     void drop_cancelled();
     bool tick();
     void finish(int slot, finish_reason reason, std::string error = {});
+    // After a successful decode of `items` (items[i] belongs to plan[i], with a draft of
+    // drafts[i] tokens): charges service, advances the sequences, samples or verifies
+    // (scheduler_decode.cpp).
+    void settle(const std::vector<plan_entry> &plan, const std::vector<batch_item> &items,
+                const std::vector<int32_t> &drafts);
+    // After a failed decode of `items`: decodes its halves again, settles those that decode and
+    // halves those that fail, so only a sequence that fails alone ends (with an error).
+    void decode_apart(const std::vector<plan_entry> &plan, const std::vector<batch_item> &items,
+                      const std::vector<int32_t> &drafts);
     void finish_waiting(seq_state &s, finish_reason reason);
     void on_sampled(int slot, token_id t);
     // Speculative decoding (tick thread): adds a draft to each eligible decode step of `plan`
@@ -189,11 +199,12 @@ class scheduler {
     void attach_new();
     // Prefix reuse across slots (scheduler_reuse.cpp).
     int choose_free_slot(const seq_state &next) const;
-    int32_t held_reuse(int slot, std::span<const token_id> tokens, int32_t max_len) const;
+    int32_t held_reuse(int slot, std::span<const token_id> tokens, int32_t max_len,
+                       uint64_t scope) const;
     void release_held(int slot);
     // Whether a held memory deserves a cache entry when its slot is let go (hybrid: a tail of
     // a quantum or more past what the cache holds).
-    bool worth_retaining(std::span<const token_id> held) const;
+    bool worth_retaining(std::span<const token_id> held, uint64_t scope) const;
     int32_t reusable_soon(int slot, int32_t max_len) const;
     // The snapshot points of `points` (ascending) that lie at least `quantum` tokens past
     // `from` (the restored prefix) and past the previous point kept.

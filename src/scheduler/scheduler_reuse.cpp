@@ -28,10 +28,12 @@ constexpr int32_t k_tail_slack = 256;
 
 // Tokens of `tokens` (at most max_len) that slot i's held memory gives in place. Attention
 // models cut the memory back to any common prefix; recurrent and hybrid ones cannot cut a
-// state back, so there the whole held sequence must be a prefix of the new one.
-int32_t scheduler::held_reuse(int i, std::span<const token_id> tokens, int32_t max_len) const {
+// state back, so there the whole held sequence must be a prefix of the new one. A memory of
+// another cache scope gives nothing (issue #38).
+int32_t scheduler::held_reuse(int i, std::span<const token_id> tokens, int32_t max_len,
+                              uint64_t scope) const {
     const auto &held = slots_[i].held;
-    if (held.empty() || !opts_.cache) return 0;
+    if (held.empty() || !opts_.cache || slots_[i].held_scope != scope) return 0;
     const int32_t n = cache::common_prefix(held, tokens, max_len);
     if (opts_.cache->partial()) return n;
     return n == static_cast<int32_t>(held.size()) ? n : 0;
@@ -42,7 +44,8 @@ int32_t scheduler::held_reuse(int i, std::span<const token_id> tokens, int32_t m
 void scheduler::release_held(int i) {
     auto &sl = slots_[i];
     if (sl.held.empty()) return;
-    if (opts_.cache && worth_retaining(sl.held)) opts_.cache->retain(i, sl.held);
+    if (opts_.cache && worth_retaining(sl.held, sl.held_scope))
+        opts_.cache->retain(i, sl.held, sl.held_scope);
     engine_.seq_trim(i, 0);
     sl.held.clear();
 }
@@ -54,10 +57,10 @@ void scheduler::release_held(int i) {
 // a shared system prompt), it is let go, as a snapshot point that close to the previous one is
 // (spaced_snapshot_points). A longer tail, such as an agent's tool call and result, is kept:
 // the conversation's next turn would prefill it again.
-bool scheduler::worth_retaining(std::span<const token_id> held) const {
+bool scheduler::worth_retaining(std::span<const token_id> held, uint64_t scope) const {
     if (opts_.cache->partial()) return true;  // retain() itself skips what an entry holds
     const auto n = static_cast<int32_t>(held.size());
-    return n - opts_.cache->peek(held, n, {}) >= std::max(opts_.planner.quantum, 1);
+    return n - opts_.cache->peek(held, n, {}, scope) >= std::max(opts_.planner.quantum, 1);
 }
 
 // The free slot for `next`: the one whose held memory gives it the longest prefix, unless that
@@ -85,7 +88,7 @@ int scheduler::choose_free_slot(const seq_state &next) const {
         }
         if (oldest < 0 || sl.held_since < slots_[oldest].held_since) oldest = i;
         if (max_len <= 0) continue;
-        const int32_t n = held_reuse(i, tokens, max_len);
+        const int32_t n = held_reuse(i, tokens, max_len, next.req.cache_scope);
         if (n > best_n) best = i, best_n = n;
     }
     if (best >= 0 &&
@@ -95,17 +98,19 @@ int scheduler::choose_free_slot(const seq_state &next) const {
 }
 
 // Memories of the other running sequences and of free slots that hold some, as prefix sources
-// (attention models).
+// (attention models): those of slot `except`'s cache scope only.
 std::vector<cache::live_source> scheduler::live_sources(int except) const {
     std::vector<cache::live_source> out;
+    const uint64_t scope = slots_[except].seq.req.cache_scope;
     for (int j = 0; j < static_cast<int>(slots_.size()); ++j) {
         const auto &o = slots_[j].seq;
         if (j == except) continue;
         if (!slots_[j].used) {
-            if (!slots_[j].held.empty()) out.push_back({j, slots_[j].held});
+            if (!slots_[j].held.empty() && slots_[j].held_scope == scope)
+                out.push_back({j, slots_[j].held});
             continue;
         }
-        if (!o.attached || o.n_past <= 0) continue;
+        if (!o.attached || o.n_past <= 0 || o.req.cache_scope != scope) continue;
         out.push_back({j, std::span(o.tokens).first(static_cast<size_t>(o.n_past))});
     }
     return out;
@@ -118,7 +123,9 @@ int32_t scheduler::reusable_soon(int i, int32_t max_len) const {
     int32_t best  = 0;
     for (int j = 0; j < static_cast<int>(slots_.size()); ++j) {
         const auto &o = slots_[j].seq;
-        if (j == i || !slots_[j].used || !o.attached || o.generating) continue;
+        if (j == i || !slots_[j].used || !o.attached || o.generating ||
+            o.req.cache_scope != s.req.cache_scope)
+            continue;
         int32_t lcp = cache::common_prefix(
             s.tokens, o.tokens, std::min(max_len, static_cast<int32_t>(o.req.prompt.size())));
         if (!opts_.cache->partial()) {
@@ -143,24 +150,25 @@ void scheduler::attach_new() {
         if (!slots_[i].used || s.attached) continue;
         const int32_t max_len   = reuse_limit(s);
         auto live               = live_sources(i);
-        const int32_t in_place  = held_reuse(i, s.tokens, max_len);
-        const int32_t elsewhere = opts_.cache->peek(s.tokens, max_len, live);
+        const uint64_t scope    = s.req.cache_scope;
+        const int32_t in_place  = held_reuse(i, s.tokens, max_len, scope);
+        const int32_t elsewhere = opts_.cache->peek(s.tokens, max_len, live, scope);
         if (reusable_soon(i, max_len) > std::max(in_place, elsewhere)) continue;
         int32_t n = 0;
         // A held memory whose tail this prompt does not share (another conversation's turns)
         // is kept in the cache before the cut: only a short tail (k_tail_slack) is let go.
         if (in_place > 0 && in_place >= elsewhere &&
             static_cast<int32_t>(slots_[i].held.size()) - in_place > k_tail_slack)
-            opts_.cache->retain(i, slots_[i].held);
+            opts_.cache->retain(i, slots_[i].held, slots_[i].held_scope);
         if (in_place > 0 && in_place >= elsewhere &&
             (!opts_.cache->partial() || engine_.seq_trim(i, in_place))) {
             n = in_place;
             slots_[i].held.clear();
-            opts_.cache->reused_in_place(i, s.tokens, n);
+            opts_.cache->reused_in_place(i, s.tokens, n, scope);
         } else {
             const auto t0 = std::chrono::steady_clock::now();
             release_held(i);
-            n = opts_.cache->attach(i, s.tokens, max_len, live);
+            n = opts_.cache->attach(i, s.tokens, max_len, live, scope);
             SF_LOG_DEBUG(
                 "scheduler", "session %s: attached %d of %zu tokens in %.2f ms",
                 s.req.session_id.c_str(), n, s.tokens.size(),

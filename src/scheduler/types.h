@@ -85,6 +85,12 @@ struct sequence_request {
     // Token offsets in `prompt` where a chat message ends (engine_i::message_boundaries):
     // where the prefix cache takes state snapshots on recurrent/hybrid models.
     std::vector<int32_t> boundaries;
+    // Which sequences may share cached prefixes with this one (cache::cache_scope_id of the
+    // request's cache_scope; 0: every unscoped one). Issue #38.
+    uint64_t cache_scope = 0;
+    // The sampler the engine built on the request's thread (engine_i::prepare_sampler; null:
+    // seq_start builds it on the tick thread). Issue #38 item 4.
+    std::shared_ptr<prepared_sampler> sampler;
 };
 
 }  // namespace sf

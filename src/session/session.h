@@ -45,6 +45,12 @@ class session {
     /** The client's User-Agent (generate_request::user_agent); set before sharing. */
     void set_user_agent(std::string ua) { user_agent_ = std::move(ua); }
     const std::string &user_agent() const { return user_agent_; }
+    /**
+     * Who made it (generate_request::client: "key:…" for a request with an API key, see
+     * api/client_identity.h); "" when unknown. Set before sharing.
+     */
+    void set_client(std::string c) { client_ = std::move(c); }
+    const std::string &client() const { return client_; }
     int64_t created_unix() const { return created_unix_; }
     /** How to parse the answer (chat requests; from the worker's accepted event). */
     void set_parse_spec(chat_parse_spec spec) { parse_ = std::move(spec); }
@@ -109,6 +115,7 @@ class session {
     std::string api_;
     std::string client_meta_;
     std::string user_agent_;
+    std::string client_;
     int64_t created_unix_ = 0;
     mutable std::mutex mu_;
     std::condition_variable cv_;

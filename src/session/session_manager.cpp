@@ -4,6 +4,7 @@
 #include <random>
 
 #include "protocol/request_codec.h"
+#include "session/cache_scope.h"
 #include "session/volatile_lines.h"
 #include "util/log.h"
 
@@ -71,6 +72,10 @@ worker_submission session_manager::make_submission(const generate_request &req,
     }
     if (sub.request.api.empty())
         sub.request.api = req.is_chat ? "openai.chat" : "openai.completion";
+    // Who may share its cached prefixes: its salt, and its key when sharing is per key.
+    const bool by_key       = cache_per_key_ && req.client.rfind("key:", 0) == 0;
+    sub.request.cache_scope = make_cache_scope(req.cache_salt, by_key ? req.client : "");
+    sub.request.cache_salt.clear();
     return sub;
 }
 
@@ -106,6 +111,16 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
     const auto t0         = std::chrono::steady_clock::now();
     const int64_t now_ms  = journal::unix_ms();
     worker_submission sub = make_submission(req, registry_->new_id());
+    if (retry_resume_ && journal_->enabled()) {
+        sub.request.retry_key = retry_index::key(sub, req.has_seed);
+        if (auto again = retries_.take(sub.request.retry_key)) {
+            SF_LOG_INFO("head",
+                        "session %s: the same request again after a restart; attaching "
+                        "it at token %zu (retry-resume)",
+                        again->id().c_str(), again->token_count());
+            return again;
+        }
+    }
     const std::string &id = sub.session_id;
     sub.epoch             = relay_->prepare(id);  // its first events may come before the answer
     accepted_session acc;
@@ -117,6 +132,7 @@ std::shared_ptr<session> session_manager::start(const generate_request &req, sta
     s->set_api(sub.request.api, now_ms / 1000);
     s->set_client_meta(req.client_meta);
     s->set_user_agent(req.user_agent);
+    s->set_client(req.client);
     if (req.want_prompt_tokens) s->set_prompt_token_ids(acc.prompt_token_ids);
     if (acc.has_parse) {
         s->set_parse_spec(acc.parse);
@@ -178,6 +194,7 @@ size_t session_manager::resume_journaled() {
                     s->token_count());
         registry_->add(s);
         s->set_canceller([relay = relay_.get(), id = s->id()] { relay->cancel(id); });
+        if (retry_resume_) retries_.offer(sub.request.retry_key, s);
         relay_->adopt(s, sub);
         ++n;
     }
@@ -189,9 +206,9 @@ std::vector<session_manager::session_info> session_manager::running_sessions() {
     const auto now = std::chrono::steady_clock::now();
     for (auto &s : registry_->running()) {
         if (s->finished()) continue;
-        out.push_back({s->id(), s->cls(), s->api(), s->user_agent(), s->prompt_tokens(),
-                       s->token_count(), std::chrono::duration<double>(now - s->started()).count(),
-                       s->ttft_s()});
+        out.push_back({s->id(), s->cls(), s->api(), s->user_agent(), s->client(),
+                       s->prompt_tokens(), s->token_count(),
+                       std::chrono::duration<double>(now - s->started()).count(), s->ttft_s()});
     }
     return out;
 }

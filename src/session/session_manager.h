@@ -14,6 +14,7 @@
 #include "core/generate_request.h"
 #include "journal/journal_writer.h"
 #include "session/latency_metrics.h"
+#include "session/retry_index.h"
 #include "session/session.h"
 #include "session/session_registry.h"
 #include "session/session_relay.h"
@@ -40,6 +41,21 @@ class session_manager {
      */
     size_t resume_journaled();
 
+    /**
+     * Retry-resume (retry_index.h; on by default, `serve --no-retry-resume` turns it off): a
+     * request equal to one whose session the journal brought back at this start attaches to
+     * that session. Call before resume_journaled().
+     */
+    void set_retry_resume(bool on) { retry_resume_ = on; }
+
+    /**
+     * Prefix sharing between API keys (issue #38): true (serve's default when it has several
+     * keys, `--cache-share key`) puts each key's requests in a cache scope of their own
+     * (session/cache_scope.h); false (`--cache-share all`, or one key or none) shares across
+     * keys. A request's `cache_salt` scopes it either way. Call before start().
+     */
+    void set_cache_share_per_key(bool on) { cache_per_key_ = on; }
+
     /** Starts the worker and the resumer. Returns false when the worker cannot be started. */
     bool start_worker();
     /** Ends the sessions (shutdown_sessions), stops the resumer, the worker and the journal. */
@@ -62,7 +78,8 @@ class session_manager {
     /**
      * Submits a request. On success returns the session, whose events then flow in from the
      * worker's event stream; the prompt has been rendered, tokenized and validated by then.
-     * On failure returns nullptr and fills `err` (nothing was generated).
+     * On failure returns nullptr and fills `err` (nothing was generated). A retry of a request
+     * whose session was interrupted by a head restart gets that session (set_retry_resume).
      */
     std::shared_ptr<session> start(const generate_request &req, start_error &err);
 
@@ -90,6 +107,13 @@ class session_manager {
     /** The cluster node session `id` runs on ("" outside cluster mode or when not placed). */
     std::string session_node(const std::string &id) { return worker_->session_node(id); }
     const latency_metrics &latency() const { return latency_; }
+    /** The relay's event counters (session_relay.h): dropped, refused, unasked ends. */
+    struct relay_counters {
+        uint64_t dropped = 0, refused = 0, unasked_ends = 0;
+    };
+    relay_counters relay_stats() const {
+        return {relay_->dropped(), relay_->refused(), relay_->unasked_ends()};
+    }
 
     /** A running session as `/api/ps` shows it. */
     struct session_info {
@@ -97,6 +121,7 @@ class session_manager {
         priority_class cls;
         std::string api;  // the API adapter that started it (e.g. "openai.chat"); may be empty
         std::string user_agent;  // the client's; empty when unknown (e.g. resumed sessions)
+        std::string client;      // who made it (session::client); empty when unknown
         int32_t prompt_tokens;
         size_t generated;
         double age_s;
@@ -117,6 +142,9 @@ class session_manager {
     std::unique_ptr<session_relay> relay_;
     std::unique_ptr<session_resumer> resumer_;
     std::atomic<bool> shutting_down_{false};
+    bool retry_resume_  = true;
+    bool cache_per_key_ = false;
+    retry_index retries_;
     std::mutex info_mu_;
     bool have_info_ = false;
     model_description info_;

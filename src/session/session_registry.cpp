@@ -58,6 +58,7 @@ std::shared_ptr<session> session_registry::restore(const journal::stored_session
     sub.request.model = rec.model;
     sub.request.api   = rec.api;
     s->set_client_meta(sub.request.client_meta);
+    s->set_client(sub.request.client);
     s->set_origin(sub.request.cls, std::chrono::steady_clock::now());
     if (!sub.request.is_chat) return s;
     if (!sub.has_parse) {

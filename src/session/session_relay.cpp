@@ -31,6 +31,7 @@ uint64_t session_relay::prepare(const std::string &id) {
     e->epoch.store(epoch);
     e->st = state::PENDING;
     e->ahead.clear();
+    e->early.clear();
     e->finish.reset();
     return epoch;
 }
@@ -58,8 +59,18 @@ void session_relay::activate(const std::shared_ptr<session> &s, const worker_sub
         }
         e->sub = sub;
         e->sub.resume_tokens.clear();
-        e->stream   = stream;
-        e->st       = state::ACTIVE;
+        e->stream = stream;
+        e->st     = state::ACTIVE;
+        // What came before we knew the stream counts only if it came on that stream.
+        for (auto &[from, ev] : e->early) {
+            if (from != stream) {
+                refused_.fetch_add(1, std::memory_order_relaxed);
+                dropped_.fetch_add(1, std::memory_order_relaxed);
+            } else if (!keep(*e, std::move(ev))) {
+                dropped_.fetch_add(1, std::memory_order_relaxed);
+            }
+        }
+        e->early.clear();
         became_lost = drain(*e);
         // The stream may have ended before we set `stream` (on_stream_lost then missed us).
         if (!became_lost && !worker_.stream_open(stream)) became_lost = lose(*e);
@@ -151,7 +162,25 @@ void session_relay::on_events(uint64_t stream, std::vector<worker_event> &batch)
         std::lock_guard lk(e->mu);
         const bool current =
             we.epoch == e->epoch.load() && (e->st == state::PENDING || e->st == state::ACTIVE);
-        if (!current || !keep(*e, std::move(we.ev))) {
+        if (!current) {
+            dropped_.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        if (e->st == state::PENDING) {  // the stream is named by activate(); keep it for then
+            if (e->early.size() < k_max_ahead) {
+                e->early.emplace_back(stream, std::move(we.ev));
+            } else {
+                refused_.fetch_add(1, std::memory_order_relaxed);
+                dropped_.fetch_add(1, std::memory_order_relaxed);
+            }
+            continue;
+        }
+        if (stream != e->stream || we.ev.index >= e->next_index + k_max_ahead) {
+            refused_.fetch_add(1, std::memory_order_relaxed);
+            dropped_.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        if (!keep(*e, std::move(we.ev))) {
             dropped_.fetch_add(1, std::memory_order_relaxed);
             continue;
         }
@@ -164,7 +193,6 @@ void session_relay::on_events(uint64_t stream, std::vector<worker_event> &batch)
         if (e->st == state::ACTIVE && drain(*e)) lost.push_back(e->s->id());
     }
     journal_.release();
-    (void)stream;
     for (auto &id : lost)
         if (on_lost_) on_lost_(id);
 }
@@ -202,6 +230,14 @@ bool session_relay::drain(entry &e) {
         journal_token(e, std::move(ev));
     }
     if (!e.finish) return false;
+    if (e.finish->reason == finish_reason::CANCELLED && !e.s->cancel_requested() &&
+        !shutting_down_.load()) {
+        // Nobody asked: the worker is stopping (SIGTERM, its parent died). A loss, not an end.
+        SF_LOG_WARN("head", "session %s: the worker ended it unasked at token %zu; moving it",
+                    e.s->id().c_str(), e.next_index);
+        unasked_ends_.fetch_add(1, std::memory_order_relaxed);
+        return lose(e);
+    }
     if (e.next_index < static_cast<size_t>(std::max(0, e.finish->completion_tokens))) {
         // The worker finished, but a token before its end never arrived: generate it again.
         SF_LOG_WARN("head", "session %s: token %zu of %d never arrived; resubmitting",
@@ -280,6 +316,7 @@ bool session_relay::lose(entry &e, bool worker_failed) {
     if (e.st != state::ACTIVE) return false;
     e.st = state::LOST;
     e.ahead.clear();
+    e.early.clear();
     e.finish.reset();
     // A gap in a stream that kept going is repaired by resubmitting; only a stream that keeps
     // dropping events (k_max_repairs) counts against the session like a failed worker.

@@ -1,9 +1,14 @@
 // The relay: a worker's events → the journal → the session (and its readers), exactly once
 // per (session, index), in index order, whatever the event stream does. Events of a session's
 // earlier placement (another epoch) are dropped; duplicates are dropped; events that arrive out
-// of order wait for the gap to fill; a finish that arrives while a token before it is missing
-// (dropped), or the end of the stream carrying the placement, makes the session *lost*: it
-// goes to the resumer (session_resumer.h), which resubmits it from what the journal holds.
+// of order wait for the gap to fill (at most k_max_ahead of them); a finish that arrives while a
+// token before it is missing (dropped), a cancel or error the head did not ask for (a worker
+// that is stopping ends its sequences that way), or the end of the stream carrying the
+// placement, makes the session *lost*: it goes to the resumer (session_resumer.h), which
+// resubmits it from what the journal holds. A session ends only as its client or its model
+// ends it. Events are taken only from the event stream the current placement was accepted on:
+// a node that held a session once cannot write into it after it moved (they are dropped and
+// counted, `dropped()`).
 //
 // Threads: on_events / on_stream_lost run on the worker client's event thread; prepare,
 // activate and drop on the thread that submits (an HTTP handler in start(), the resumer);
@@ -94,6 +99,17 @@ class session_relay final : public worker_listener {
 
     /** Events dropped so far: of another epoch, duplicated, or for no running session. */
     uint64_t dropped() const { return dropped_.load(); }
+    /**
+     * Of those, events for the current epoch that came on another node's stream than the one
+     * the placement runs on, or too far ahead of the next index (k_max_ahead): a node writing
+     * into a session it does not hold.
+     */
+    uint64_t refused() const { return refused_.load(); }
+    /** Sessions whose worker ended them unasked (a stopping worker's cancel): moved, not ended. */
+    uint64_t unasked_ends() const { return unasked_ends_.load(); }
+
+    /** Out-of-order events kept per session at most; beyond it they are dropped as refused. */
+    static constexpr uint32_t k_max_ahead = 4096;
 
   private:
     enum class state { PENDING, ACTIVE, LOST, DONE };
@@ -106,7 +122,9 @@ class session_relay final : public worker_listener {
         uint64_t stream   = 0;
         size_t next_index = 0;                    // the next token index to journal
         std::map<uint32_t, session_event> ahead;  // arrived, not yet in order
-        std::optional<session_event> finish;      // arrived, waiting for its tokens
+        // Events that arrived before activate() named the stream (PENDING), with their stream.
+        std::vector<std::pair<uint64_t, session_event>> early;
+        std::optional<session_event> finish;  // arrived, waiting for its tokens
         std::chrono::steady_clock::time_point t0, last_token_at;
         int losses  = 0;
         int repairs = 0;  // resubmissions to fill a gap in the events
@@ -135,6 +153,8 @@ class session_relay final : public worker_listener {
     std::atomic<bool> shutting_down_{false};
     std::atomic<uint64_t> epoch_counter_{0};
     std::atomic<uint64_t> dropped_{0};
+    std::atomic<uint64_t> refused_{0};
+    std::atomic<uint64_t> unasked_ends_{0};
     std::mutex mu_;  // guards entries_ only
     std::map<std::string, std::shared_ptr<entry>> entries_;
 };

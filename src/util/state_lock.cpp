@@ -5,12 +5,38 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace sf {
 
 state_lock::~state_lock() {
     if (fd_ >= 0) close(fd_);  // releases the flock
+}
+
+static std::string read_pid(int fd) {
+    char buf[32]    = {};
+    const ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    return pid;
+}
+
+int state_lock::holder(const std::string &dir) {
+    const std::string path = dir + "/serve.lock";
+    int fd                 = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;  // no server ever ran here
+    int pid = 0;
+    if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+        flock(fd, LOCK_UN);
+    } else {
+        const std::string text = read_pid(fd);
+        pid                    = text.empty() ? -1 : std::atoi(text.c_str());
+        if (pid <= 0) pid = -1;
+    }
+    close(fd);
+    return pid;
 }
 
 bool state_lock::acquire(const std::string &dir, std::string &error) {
@@ -23,17 +49,16 @@ bool state_lock::acquire(const std::string &dir, std::string &error) {
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         const int err   = errno;
-        char buf[32]    = {};
-        const ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+        std::string pid = read_pid(fd);
         close(fd);
         if (err != EWOULDBLOCK) {
             error = "cannot lock " + path + ": " + std::strerror(err);
             return false;
         }
-        std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown";
-        while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+        if (pid.empty()) pid = "unknown";
         error = "another superfluid serve (pid " + pid + ") is using the state directory " + dir +
-                "; stop it, or give this one its own --state-dir";
+                "; stop it (`superfluid stop --state-dir " + dir +
+                "`), or give this one its own --state-dir";
         return false;
     }
     const std::string me = std::to_string(getpid()) + "\n";

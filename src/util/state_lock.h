@@ -21,6 +21,12 @@ class state_lock {
      */
     bool acquire(const std::string &dir, std::string &error);
 
+    /**
+     * The PID of the server holding `dir`'s lock (`superfluid stop`): 0 when none holds it, -1
+     * when one does but its PID cannot be read. Takes a shared lock for an instant to find out.
+     */
+    static int holder(const std::string &dir);
+
   private:
     int fd_ = -1;
 };

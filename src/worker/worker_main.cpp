@@ -65,6 +65,8 @@ static std::unique_ptr<grpc::Server> listen_for_head(const worker_options &opts,
         builder.AddListeningPort(where, grpc::InsecureServerCredentials());
     }
     builder.RegisterService(&service);
+    // A port in use is an error, not shared with the process holding it (gRPC's default).
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.SetMaxReceiveMessageSize(64 << 20);
     builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);  // as the head (session_manager)
     // One completion queue with one idle polling thread. gRPC 1.51's defaults (a queue per

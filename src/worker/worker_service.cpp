@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "cache/prefix_cache.h"
 #include "engine/sampling_limits.h"
 #include "protocol/convert.h"
 #include "util/log.h"
@@ -54,6 +55,18 @@ bool worker_service::prepare(const pb::GenerateRequest &req, rendered_prompt &ou
         }
     } else {
         out.tokens = engine_->tokenize(req.prompt(), true);
+    }
+    // Token ids a client gave (Ollama's `context`) are checked against the vocabulary: one
+    // outside it would fail llama_decode for the whole batch it lands in.
+    const int32_t n_vocab = engine_->n_vocab();
+    for (token_id t : req.prefix_tokens()) {
+        if (t >= 0 && t < n_vocab) continue;
+        rej.set_code("invalid_request");
+        rej.set_message("token id " + std::to_string(t) +
+                        " in 'context' is outside this model's vocabulary (0.." +
+                        std::to_string(n_vocab - 1) + ")");
+        rej.set_param("context");
+        return false;
     }
     if (req.prefix_tokens_size() > 0) {
         // Ollama's generate `context`: the earlier conversation's tokens, then this prompt
@@ -115,16 +128,20 @@ grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateReq
     if (!box->bind(id, req->epoch(), channel))
         return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the Events stream ended");
     sequence_request sr;
-    sr.session_id = id;
-    sr.cls        = protocol::from_proto(req->priority());
-    sr.client     = req->client();
+    sr.session_id  = id;
+    sr.cls         = protocol::from_proto(req->priority());
+    sr.client      = req->client();
+    sr.cache_scope = cache::cache_scope_id(req->cache_scope());
     const std::vector<token_id> prompt_ids =
         req->want_prompt_tokens() ? prompt.tokens : std::vector<token_id>{};
     sr.prompt = std::move(prompt.tokens);
     sr.resume_tokens.assign(req->resume_tokens().begin(), req->resume_tokens().end());
     sr.sampling            = std::move(sampling);
     sr.sampling.constraint = prompt.constraint;
-    sr.stops               = sr.sampling.stop;
+    // The grammar compiled here, on this request's thread, not on the tick thread that every
+    // running sequence waits on (issue #38 item 4).
+    sr.sampler = engine_->prepare_sampler(sr.sampling);
+    sr.stops   = sr.sampling.stop;
     sr.stops.insert(sr.stops.end(), prompt.extra_stops.begin(), prompt.extra_stops.end());
     sr.channel = channel;
     // Snapshot points for a prefix cache that cannot cut states back (recurrent/hybrid).
@@ -195,6 +212,12 @@ grpc::Status worker_service::Events(grpc::ServerContext *ctx, const pb::EventsRe
     relay_scheduling(true);  // woken once per tick: it must not preempt decoding (relay_sched.h)
     // An empty first batch: the head knows the stream is open and may submit sessions.
     bool open = writer->Write(pb::EventBatch{});
+    if (open && event_forger::enabled()) {  // test only (event_forger.h)
+        pb::EventBatch forged;
+        for (auto &e : forger_.forge())
+            protocol::to_proto(e.ev, e.session_id, e.epoch, *forged.add_events());
+        if (forged.events_size() > 0) open = writer->Write(forged);
+    }
     std::vector<outbox_event> evs;
     while (open && !ctx->IsCancelled()) {
         evs.clear();
@@ -206,6 +229,7 @@ grpc::Status worker_service::Events(grpc::ServerContext *ctx, const pb::EventsRe
         for (auto &e : evs) protocol::to_proto(e.ev, e.session_id, e.epoch, *batch.add_events());
         if (!writer->Write(batch)) break;  // the head went away
         box->written();
+        if (event_forger::enabled()) forger_.saw(evs);
     }
     {
         std::lock_guard lk(mu_);

@@ -19,6 +19,7 @@
 #include "scheduler/scheduler.h"
 #include "worker.grpc.pb.h"
 #include "worker/call_gate.h"
+#include "worker/event_forger.h"
 #include "worker/event_outbox.h"
 
 namespace sf {
@@ -80,6 +81,7 @@ class worker_service final : public superfluid::worker::v1::Worker::Service {
 
     std::mutex mu_;
     std::shared_ptr<event_outbox> outbox_;  // the open Events stream's, under mu_
+    event_forger forger_;                   // test only (event_forger.h)
     call_gate calls_;
 };
 

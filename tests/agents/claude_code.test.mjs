@@ -1,6 +1,6 @@
-// Claude Code (@anthropic-ai/claude-code 2.1.197, the last release that runs on Node 20;
-// print mode `claude -p`) through `superfluid launch claude`, over the Anthropic Messages
-// API with its full system prompt and tools: a plain turn on the tiny random model and a
+// Claude Code (@anthropic-ai/claude-code 2.1.197, the last release that runs on Node 20; print mode
+// `claude -p`) through `superfluid launch claude`, over the Anthropic Messages API with its full
+// system prompt and tools: a plain turn on the server launch starts (offline default model) and a
 // whole tool loop (Bash) on the scripted engine, offline (lib/agent_run.mjs).
 import { agentSuite } from './lib/agent_run.mjs';
 

@@ -1,6 +1,6 @@
-// Cline CLI (cline 3.0.65, one-shot `cline PROMPT`, tools auto-approved) through `superfluid
-// launch cline`, over OpenAI chat completions: a plain turn on the tiny random model and a
-// whole tool loop (run_commands) on the scripted engine, offline (lib/agent_run.mjs).
+// Cline CLI (cline 3.0.65, one-shot `cline PROMPT`, tools auto-approved) through `superfluid launch
+// cline`, over OpenAI chat completions: a plain turn on the server launch starts (offline default
+// model) and a whole tool loop (run_commands) on the scripted engine, offline (lib/agent_run.mjs).
 import { agentSuite } from './lib/agent_run.mjs';
 
 const once = (prompt) => [prompt];

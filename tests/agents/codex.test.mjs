@@ -1,6 +1,6 @@
-// Codex (@openai/codex 0.169.0, `codex exec`) through `superfluid launch codex`, over the
-// Responses API: a plain turn on the tiny random model and a whole tool loop (exec_command)
-// on the scripted engine, offline (lib/agent_run.mjs).
+// Codex (@openai/codex 0.169.0, `codex exec`) through `superfluid launch codex`, over the Responses
+// API: a plain turn on the server launch starts (offline default model) and a whole tool loop
+// (exec_command) on the scripted engine, offline (lib/agent_run.mjs).
 import { agentSuite } from './lib/agent_run.mjs';
 
 // One-shot: no git repository needed; commands run without a sandbox (no bubblewrap here)

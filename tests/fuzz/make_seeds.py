@@ -77,6 +77,33 @@ def request_bodies(cases_dir):
     return bodies
 
 
+def deep_bodies():
+    """Bodies nested as deep as the fuzzer's 16 KiB inputs allow (issue #38: every walk of client
+    JSON depth-bounded): the fuzzer mutates from here rather than building depth one byte at a
+    time. Where a body may nest (template kwargs, schemas, tool arguments, content), and plain
+    arrays and objects; each just above and well above the parse cap of 64."""
+    msgs = '"messages":[{"role":"user","content":"hi"}]'
+    out = []
+    for depth in (65, 2000):
+        obj = '{"a":' * depth + "1" + "}" * depth
+        arr = "[" * depth + "]" * depth
+        out += [
+            "{" + msgs + ',"chat_template_kwargs":' + obj + "}",
+            "{" + msgs + ',"response_format":{"type":"json_schema","json_schema":{"name":"x",'
+            '"schema":' + '{"type":"object","properties":{"a":' * min(depth, 300) + '{"type":"string"}'
+            + "}}" * min(depth, 300) + "}}}",
+            '{"model":"m",' + msgs + ',"tools":[{"type":"function","function":{"name":"f",'
+            '"parameters":' + obj + "}}]}",
+            '{"model":"m","messages":[{"role":"user","content":' + arr + "}]}",
+            '{"model":"m","input":' + arr + "}",
+            '{"model":"m","prompt":' + obj + "}",
+            '{"model":"m","max_tokens":5,"system":' + arr + "," + msgs + "}",
+            '{"model":"m",' + msgs + ',"cache_salt":' + obj + "}",
+        ]
+    out.append('{"model":"m",' + msgs + ',"cache_salt":"team-a-0123456789abcdef"}')
+    return out
+
+
 CONFIGS = [
     '{"default_priority": "batch", "priority_rules": [{"key": "sk-ci", "class": "batch"}, '
     '{"user_agent": "codex", "class": "interactive"}]}',
@@ -167,8 +194,8 @@ def write(folder, items):
 
 def main():
     cases = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared/cases"
-    write("requests", sorted(set(request_bodies(cases))))
-    write("config", CONFIGS)
+    write("requests", sorted(set(request_bodies(cases) + deep_bodies())))
+    write("config", CONFIGS + ['{"priority_rules":' + "[" * 3000 + "]" * 3000 + "}"])
     write("session_ids", SESSION_IDS)
     # fuzz_chat_output: byte 0 picks the spec (13 of them: content only, then two per
     # template), byte 1 seeds the chunk sizes.

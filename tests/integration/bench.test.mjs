@@ -234,6 +234,19 @@ for (const [scenario, check] of Object.entries(checks)) {
   });
 }
 
+// Issue #37: the kill through a guest (a routing-only head, two loopback guests; the guest
+// running the stream SIGKILLed): the session moves to the other guest, nothing cut or repeated.
+test('bench recovery --recovery-through-guest: the guest running the stream is killed, the stream completes', async () => {
+  const rec = await bench('recovery', {}, ['--recovery-through-guest', '--kill-after', '16', '--stream-tokens', '64'], { peer: false, tag: '-guest' });
+  const s = rec.servers.superfluid;
+  checks.recovery(s);
+  assert.ok(fig(s.recovery_s, 'recovery_s') > 0);
+  assert.equal(fig(s.stream_cut, 'stream_cut'), 0, 'the stream moved, not cut');
+  assert.equal(fig(s.tokens_duplicated, 'dup'), 0);
+  assert.equal(fig(s.tokens_before_kill, 'before'), 16);
+  assert.match(rec.per_run[0].superfluid.samples.killed_node, /^guest-[ab]$/);
+});
+
 // The other APIs and the kills, at a smaller size still (1 trajectory of 3 calls, turn 2
 // dropped): counts that must add up, the interruption's cost, no timing thresholds.
 function enduranceSmall(s, name, { kill = false } = {}) {

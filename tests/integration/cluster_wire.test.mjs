@@ -18,7 +18,7 @@ import { createSocket } from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, model, until, freePort, runSuperfluid, SUPERFLUID } from '../lib/server.mjs';
+import { startServer, model, until, freePort, runSuperfluid, sessionRef, SUPERFLUID } from '../lib/server.mjs';
 import { canMakeNamespaces, makeNetwork, hasNft, hasTcpdump } from '../lib/netns.mjs';
 import { sseFrames } from '../lib/sse.mjs';
 
@@ -366,7 +366,7 @@ test('cluster wire: 30% packet loss on a guest\'s link: streams complete with th
     while (sampling) {
       try {
         states.push((await nodes()).find((n) => n.name === 'guest-b')?.state);
-        for (const s of (await (await fetch(`${head.url}/api/ps`)).json()).sessions ?? []) if (s.node === 'guest-b') onB.add(s.id);
+        for (const s of (await (await fetch(`${head.url}/api/ps`)).json()).sessions ?? []) if (s.node === 'guest-b') onB.add(s.ref);
       } catch {}
       await sleep(100);
     }
@@ -386,10 +386,10 @@ test('cluster wire: 30% packet loss on a guest\'s link: streams complete with th
   }
   const now = await placed();
   const log = head.log().slice(mark);
-  const lossy = out.filter((o) => onB.has(o.session));
+  const lossy = out.filter((o) => onB.has(sessionRef(o.session)));
   console.log(`8 streams in ${Date.now() - t0} ms; guest-b ran ${now['guest-b'] - (before['guest-b'] ?? 0)} ` +
     `(${lossy.length} seen in ps); longest gap between frames: lossy ${Math.max(0, ...lossy.map((o) => o.stall))} ms, ` +
-    `others ${Math.max(0, ...out.filter((o) => !onB.has(o.session)).map((o) => o.stall))} ms; guest-b states sampled: ` +
+    `others ${Math.max(0, ...out.filter((o) => !onB.has(sessionRef(o.session))).map((o) => o.stall))} ms; guest-b states sampled: ` +
     Object.entries(states.reduce((m, s) => ((m[s] = (m[s] ?? 0) + 1), m), {})).map(([s, n]) => `${s} ${n}`).join(', '));
   const moves = log.split('\n').filter((l) => /worker lost at token|events stream lost|health checks missed/.test(l));
   if (moves.length) console.log(`head log lines of moves / lost links:\n${moves.join('\n')}`);
@@ -417,7 +417,7 @@ test('cluster wire: a json_schema stream whose guest is SIGKILLed mid-object end
   const watch = (async () => {
     while (!ended && !node) {
       try {
-        const s = cur && (await (await fetch(`${head.url}/api/ps`)).json()).sessions?.find((x) => x.id === cur.session);
+        const s = cur && (await (await fetch(`${head.url}/api/ps`)).json()).sessions?.find((x) => x.ref === sessionRef(cur.session));
         if (s?.node) node = s.node;
       } catch {}
       await sleep(10);

@@ -337,6 +337,23 @@ test('deploy/kubernetes: every Secret and ConfigMap key and every $(VAR) the con
   report(problems);
 });
 
+// Issue #38 item 7: a Secret expanded into the args ($(VAR)) is in the process's command line,
+// which every user of the node can read (ps, /proc/PID/cmdline); serve and join read their key
+// and token from the environment (SUPERFLUID_API_KEY, SUPERFLUID_JOIN_TOKEN) or a file instead.
+test('deploy/kubernetes: no Secret reaches a command line; the key and the token come from the environment', () => {
+  const problems = [];
+  for (const x of all) {
+    const secret = new Set((x.c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name));
+    for (const a of [...(x.c.command ?? []), ...(x.c.args ?? [])])
+      for (const [, v] of String(a).matchAll(/\$\((\w+)\)/g))
+        if (secret.has(v)) problems.push(`${x.file}: ${x.where}: the Secret in $(${v}) is passed as an argument`);
+  }
+  report(problems);
+  const envOf = (cmd) => invocations.filter((x) => x.inv.path[0] === cmd).flatMap((x) => (x.c.env ?? []).map((e) => e.name));
+  assert.ok(envOf('serve').includes('SUPERFLUID_API_KEY'), 'the head gets its API key from SUPERFLUID_API_KEY');
+  assert.ok(envOf('join').includes('SUPERFLUID_JOIN_TOKEN'), 'the guests get the join token from SUPERFLUID_JOIN_TOKEN');
+});
+
 test('deploy/kubernetes: kustomization.yaml lists files that exist', () => {
   report([]);
   const k = docs.find((d) => d.doc.kind === 'Kustomization');

@@ -57,7 +57,7 @@ test('a tag picks the quantization (case-insensitive) into the HF cache layout, 
   assert.equal(hub.served('Tiny-Q4_K_M.gguf'), 0);
   assert.ok(hub.requests.every((q) => q.authorization === 'Bearer hf_test_token'));
   const list = await sf(['list', '--state-dir', box.state], box.env);
-  assert.match(list.stdout, /test\/Tiny-GGUF:Q8_0\s+15\.7 MiB/);
+  assert.match(list.stdout, /test\/Tiny-GGUF:Q8_0\s+[0-9a-f]{12}\s+15\.7 MiB/);
 });
 
 test('no tag picks the default order: Q4_K_M first, then UD-Q4_K_XL', async () => {

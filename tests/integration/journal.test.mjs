@@ -337,10 +337,12 @@ test('X-Superfluid-Detach on /v1/messages, /v1/responses and /api/chat: the sess
   try {
     const model = (await (await fetch(`${server.url}/v1/models`)).json()).data[0].id;
     const ask = [{ role: 'user', content: 'Write a long essay.' }];
+    // Long enough that the drop is seen before the end: 48 tokens (once the prompt was cached)
+    // finished before it on a loaded 2-core machine.
     const bodies = {
-      '/v1/messages': { model, messages: ask, max_tokens: 48, stream: true },
-      '/v1/responses': { model, input: ask, max_output_tokens: 48, stream: true },
-      '/api/chat': { model, messages: ask, stream: true, options: { num_predict: 48 } },
+      '/v1/messages': { model, messages: ask, max_tokens: 400, stream: true },
+      '/v1/responses': { model, input: ask, max_output_tokens: 400, stream: true },
+      '/api/chat': { model, messages: ask, stream: true, options: { num_predict: 400 } },
     };
     for (const [path, body] of Object.entries(bodies)) {
       for (const detach of [true, false]) {

@@ -4,10 +4,11 @@
 // script stands in for one (--bin), except Claude Code in tests/clients.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, chmodSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, chmodSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { model, startServer, freePort, runSuperfluid } from '../lib/server.mjs';
+import { execFileSync } from 'node:child_process';
+import { model, startServer, freePort, runSuperfluid, MKMODEL } from '../lib/server.mjs';
 
 const cleanup = [];
 after(async () => {
@@ -152,9 +153,10 @@ test('launch --print: every agent gets the documented variables and config', asy
   const unknown = await sf(['launch', 'nope', '--print'], env);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown agent "nope"; known agents:\n\s+claude\s+Claude Code/);
-  // --print starts nothing: with no server, it names the model serve would use.
-  const none = await sf(['launch', 'claude', '--print', '--port', String(await freePort())], env);
-  assert.equal(parsePrint(none.stdout).env.ANTHROPIC_MODEL, 'unsloth/Qwen3-0.6B-GGUF:Q4_K_M');
+  // --print starts nothing: with no server, it names the model serve would use (offline: the
+  // embedded one; integration.cli checks it against what serve then serves).
+  const none = await sf(['launch', 'claude', '--print', '--port', String(await freePort()), '--state-dir', state], { ...env, HF_HUB_OFFLINE: '1' });
+  assert.equal(parsePrint(none.stdout).env.ANTHROPIC_MODEL, 'superfluid-tiny');
 });
 
 test('launch starts the server in the background, runs the agent with its args, restores its config', async () => {
@@ -176,7 +178,8 @@ test('launch starts the server in the background, runs the agent with its args, 
   const pid = Number(/pid (\d+)/.exec(r.stderr)?.[1]);
   if (pid) cleanup.push(async () => { try { process.kill(pid, 'SIGTERM'); } catch {} });
   assert.equal(r.code, 7, r.stderr); // the agent's exit code
-  assert.match(r.stderr, new RegExp(`starting \`superfluid serve \\S+ on 127\\.0\\.0\\.1:${port} \\(pid \\d+, log ${state}/launch/serve-${port}\\.log\\)`));
+  // With the context pi needs (issue #36): launch_agents.cpp's minimum for pi, 8,192.
+  assert.match(r.stderr, new RegExp(`starting \`superfluid serve \\S+ --ctx-size 8192\` on 127\\.0\\.0\\.1:${port} \\(pid \\d+, log ${state}/launch/serve-${port}\\.log\\)`));
   assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200); // still running
   const s = readFileSync(seen, 'utf8');
   assert.match(s, /^ARGS --provider superfluid --model tiny-qwen3-1 --print hello\n/);
@@ -195,7 +198,8 @@ test('launch starts the server in the background, runs the agent with its args, 
 });
 
 test('the class launch gives an agent reaches the server: header (OpenCode) and key only (Hermes); none by default', async () => {
-  const server = await startServer();
+  // OpenCode needs 16,384 tokens of context, Hermes Agent 32,768 (launch refuses less).
+  const server = await startServer(['--ctx-size', '32768']);
   cleanup.push(() => server.stop());
   const dir = mkdtempSync(join(tmpdir(), 'sf-launch-class-'));
   // Stand-in agents that send one chat request the way the real ones would from what launch
@@ -229,4 +233,73 @@ await ask(v('base_url'), v('api_key'), {}, v('default'));\n`);
     assert.equal(plain.code, 0, plain.stderr);
     assert.equal(plain.stdout.trim(), '200 normal', agent);
   }
+});
+
+test('launch refuses a server whose context is too small for the agent, before the agent runs', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-launch-ctx-'));
+  // A stand-in Claude Code that records that it ran.
+  const ran = join(dir, 'ran.txt');
+  const agent = join(dir, 'fake-claude');
+  writeFileSync(agent, `#!/bin/sh\necho ran >> "${ran}"\nexit 0\n`);
+  chmodSync(agent, 0o755);
+  const env = { ...process.env, HOME: join(dir, 'home') };
+  const launch = (server, name = 'claude') =>
+    sf(['launch', name, '--bin', agent, '--port', String(server.port), '--state-dir', server.stateDir, '--', '-p', 'say hi'], env);
+
+  // serve --ctx-size 4096: Claude Code's first request (~19K tokens) cannot fit.
+  const small = await startServer(['--ctx-size', '4096']);
+  cleanup.push(() => small.stop());
+  const r = await launch(small);
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(existsSync(ran), false, 'the agent ran');
+  assert.equal(r.stderr.trim(), `superfluid launch: the server on 127.0.0.1:${small.port} gives each request 4,096 tokens of context; ` +
+    `claude's first request needs about 19,000 (at least 32,768 to work): restart it with \`superfluid serve --port ${small.port} --ctx-size 32768\``);
+  // Every agent with a minimum is refused alike; the Ollama CLI (a chat) has none.
+  for (const [name, needs] of [['codex', '32,768'], ['opencode', '16,384'], ['cline', '16,384'], ['openclaw', '32,768'], ['hermes', '32,768']]) {
+    const o = await launch(small, name);
+    assert.equal(o.code, 1, o.stderr);
+    assert.match(o.stderr, new RegExp(`4,096 tokens of context; ${name}'s first request needs .*${needs}.*--ctx-size ${needs.replace(',', '')}\``));
+  }
+  assert.equal(existsSync(ran), false, 'an agent ran');
+  assert.equal((await launch(small, 'ollama')).code, 0);
+  assert.equal(existsSync(ran), true);
+  // launch --print says it too, and exits 0 (it runs nothing).
+  const print = await sf(['launch', 'claude', '--print', '--port', String(small.port), '--state-dir', small.stateDir], env);
+  assert.equal(print.code, 0, print.stderr);
+  assert.match(print.stdout, /^# launch would refuse: the server on .* 4,096 tokens of context; claude's first request/m);
+
+  // A server with enough context: the agent runs.
+  const big = await startServer(['--ctx-size', '32768']);
+  cleanup.push(() => big.stop());
+  rmSync(ran);
+  const ok = await launch(big);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(existsSync(ran), true);
+
+  // A model trained for less than Claude Code's first request: the restart would not help, so
+  // launch names the model. One trained for more than the first request but less than the
+  // minimum: the agent runs, with a warning.
+  const short = join(dir, 'short.gguf');
+  execFileSync(MKMODEL, ['--preset', 'tiny', '--context-length', '16384', '--out', short]);
+  const trained16k = await startServer(['--ctx-size', '32768'], { modelPath: short }); // capped: 16,384
+  cleanup.push(() => trained16k.stop());
+  rmSync(ran);
+  const no = await launch(trained16k);
+  assert.equal(no.code, 1, no.stderr);
+  assert.equal(existsSync(ran), false, 'the agent ran');
+  assert.match(no.stderr, /the model short on 127\.0\.0\.1:\d+ gives each request 16,384 tokens of context \(all it was trained for\); claude's first request needs about 19,000 \(at least 32,768 to work\): serve a model with a longer context/);
+  const mid = join(dir, 'mid.gguf');
+  execFileSync(MKMODEL, ['--preset', 'tiny', '--context-length', '24576', '--out', mid]);
+  const trained24k = await startServer([], { modelPath: mid }); // serve's default, 8,192
+  cleanup.push(() => trained24k.stop());
+  const restart = await launch(trained24k);
+  assert.equal(restart.code, 1, restart.stderr);
+  assert.match(restart.stderr, /gives each request 8,192 tokens of context; .*restart it with `superfluid serve --port \d+ --ctx-size 24576` \(all its model mid was trained for\)/);
+  await trained24k.stop();
+  const fullMid = await startServer(['--ctx-size', '24576'], { modelPath: mid });
+  cleanup.push(() => fullMid.stop());
+  const warned = await launch(fullMid);
+  assert.equal(warned.code, 0, warned.stderr);
+  assert.equal(existsSync(ran), true);
+  assert.match(warned.stderr, /warning: the model mid on .* gives each request 24,576 tokens of context \(all it was trained for\): claude's first request \(about 19,000\) fits, but it works with at least 32,768, so a long session may run out/);
 });

@@ -20,6 +20,21 @@ function threadPolicies(pid) {
   return out;
 }
 
+// The head's worker child (its cmdline says `worker`, not `--standby-fd`), or 0.
+function workerOf(headPid) {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (ppid === headPid && argv[1] === 'worker' && !argv.includes('--standby-fd')) return Number(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return 0;
+}
+
 function post(server, body, headers = {}) {
   return fetch(`${server.url}/v1/chat/completions`, {
     method: 'POST',
@@ -102,9 +117,10 @@ test('an interactive request gets its first token before any long batch session 
     await until(async () => (await server.metrics()).num_requests_running === 2, 20000, 20);
     // While tokens stream, exactly one worker thread is batch-class: the Events stream's, which
     // must not preempt decoding (util/relay_sched.h). Every head thread stays ordinary.
-    const ps = await (await fetch(`${server.url}/api/ps`)).json();
-    const workerPid = ps.models[0].worker.pid;
-    assert.ok(workerPid > 0, JSON.stringify(ps.models[0].worker));
+    // The serving worker: the head's child that is not the standby (/api/ps gives no pid
+    // without --api-key).
+    const workerPid = workerOf(server.proc.pid);
+    assert.ok(workerPid > 0, 'the worker process is found');
     assert.equal(threadPolicies(workerPid).filter((p) => p === 3).length, 1, `worker: ${threadPolicies(workerPid)}`);
     assert.ok(threadPolicies(server.proc.pid).every((p) => p === 0), `head: ${threadPolicies(server.proc.pid)}`);
     const chat = await post(server, { priority: 'interactive', max_tokens: 5, stream: true });

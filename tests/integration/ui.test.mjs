@@ -3,6 +3,7 @@
 // running session shows up with its class, API and token count. `/` stays Ollama's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { startServer, until } from '../lib/server.mjs';
 import { sseFrames } from '../lib/sse.mjs';
 
@@ -60,7 +61,7 @@ test('/ui/events: a snapshot per second with the live view fields; a streaming s
       assert.ok(k in s, `snapshot has ${k}`);
     assert.equal(s.worker.up, true);
     assert.equal(s.worker.restarts, 0);
-    assert.ok(s.worker.pid > 0);
+    assert.equal(s.worker.pid, undefined, 'no worker pid without --api-key (issue #38 item 10)');
     assert.deepEqual(s.classes.map((c) => c.name), ['interactive', 'normal', 'batch']);
     for (const c of s.classes) for (const k of ['running', 'waiting', 'preemptions']) assert.equal(typeof c[k], 'number');
     for (const k of ['total', 'batched', 'last_sequences', 'max_sequences']) assert.equal(typeof s.ticks[k], 'number');
@@ -83,16 +84,21 @@ test('/ui/events: a snapshot per second with the live view fields; a streaming s
     assert.equal(long.status, 200);
     const id = long.headers.get('x-superfluid-session');
     assert.match(id, /^sess_/);
+    // Without keys a listing carries no session ids (issue #38 item 2): a row's ref, a hash of
+    // the id, is what its maker can find it by.
+    const ref = createHash('sha256').update(id).digest('hex').slice(0, 16);
     const reader = long.body.getReader();
     await reader.read();
 
     let seen = null;
     for (let i = 0; i < 20 && !seen; ++i) {
       const { snap } = await next();
-      const mine = snap.sessions.find((x) => x.id === id);
+      const mine = snap.sessions.find((x) => x.ref === ref);
       if (mine && mine.generated_tokens > 0) seen = { mine, snap };
     }
     assert.ok(seen, 'the streaming session showed up in a snapshot');
+    assert.equal(seen.mine.id, undefined, 'no id in a listing without keys');
+    assert.equal(seen.mine.owner, undefined, 'no owner either');
     assert.equal(seen.mine.priority, 'batch');
     assert.equal(seen.mine.api, 'openai.chat');
     assert.equal(seen.mine.client, 'nightly-indexer/2.1');
@@ -106,12 +112,12 @@ test('/ui/events: a snapshot per second with the live view fields; a streaming s
     assert.ok(seen.snap.ticks.total > 0);
     assert.ok(seen.snap.journal_bytes > 0, 'the journal holds the session');
     const later = await next();
-    const again = later.snap.sessions.find((x) => x.id === id);
+    const again = later.snap.sessions.find((x) => x.ref === ref);
     assert.ok(again && again.generated_tokens > seen.mine.generated_tokens, 'its token count grows');
 
     // /api/ps reports the same sessions (shared code): with the API too.
     const ps = await (await fetch(`${server.url}/api/ps`)).json();
-    const psMine = ps.sessions.find((x) => x.id === id);
+    const psMine = ps.sessions.find((x) => x.ref === ref);
     assert.equal(psMine.priority, 'batch');
     assert.equal(psMine.api, 'openai.chat');
 
@@ -119,7 +125,7 @@ test('/ui/events: a snapshot per second with the live view fields; a streaming s
     chat.abort();
     const gone = await until(async () => {
       const { snap } = await next();
-      return !snap.sessions.some((x) => x.id === id) ? snap : null;
+      return !snap.sessions.some((x) => x.ref === ref) ? snap : null;
     }, 20000, 0);
     assert.ok(gone, 'the stopped session left the snapshot');
   } finally {
@@ -224,6 +230,43 @@ test('the chat pane\'s requests: X-Superfluid-Detach keeps a stream running with
     ctl2.abort();
     assert.ok(await until(async () => (await (await fetch(`${server.url}/v1/sessions/${id2}`)).json()).status === 'cancelled'));
   } finally {
+    await server.stop();
+  }
+});
+
+test('the first snapshot a page gets carries rates: tokens/s, ticks/s, each session\'s tokens/s (issue #36)', async () => {
+  const server = await startServer();
+  const chat = new AbortController();
+  const events = new AbortController();
+  try {
+    const long = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      signal: chat.signal,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'Write a long essay.' }], max_tokens: 100000, ignore_eos: true, stream: true }),
+    });
+    const id = long.headers.get('x-superfluid-session');
+    const reader = long.body.getReader();
+    await reader.read();
+    // A page opens now, with no snapshot built before on this server.
+    const res = await fetch(`${server.url}/ui/events`, { signal: events.signal });
+    const first = JSON.parse((await sseFrames(res).next()).value.data);
+    assert.ok(first.rates, 'rates in the first snapshot');
+    assert.ok(first.rates.tokens_per_s > 0, `tokens/s ${first.rates.tokens_per_s}`);
+    assert.ok(first.rates.ticks_per_s > 0, `ticks/s ${first.rates.ticks_per_s}`);
+    assert.ok(first.rates.sequences_per_tick >= 1);
+    assert.ok(first.rates.interval_s >= 0.19 && first.rates.interval_s < 2, `interval ${first.rates.interval_s}`);
+    // Rows carry no id without keys (issue #38): found by ref, a hash of the id.
+    const ref = createHash('sha256').update(id).digest('hex').slice(0, 16);
+    const mine = first.sessions.find((x) => x.ref === ref);
+    assert.ok(mine && mine.tokens_per_s > 0, JSON.stringify(mine));
+    // The page reads them from the snapshot, not from a second one.
+    const html = await (await fetch(`${server.url}/ui`)).text();
+    assert.match(html, /s\.rates/);
+    assert.match(html, /x\.tokens_per_s/);
+  } finally {
+    events.abort();
+    chat.abort();
     await server.stop();
   }
 });

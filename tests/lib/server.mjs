@@ -2,6 +2,7 @@
 // `superfluid serve` on a free loopback port with its own state directory.
 // Binaries come from SUPERFLUID_BIN / MKMODEL_BIN (set by CTest) or build/bin.
 import { spawn, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,12 @@ export function model({ preset = 'tiny', arch = 'qwen3', seed = 1, eogScale = 1,
   }
   return models.get(key);
 }
+
+/**
+ * The ref a listing (/api/ps, /ui/events) shows for session `id`: 16 hex digits of its SHA-256.
+ * Listings give the id itself only to who may use the session (http/session_access.h).
+ */
+export const sessionRef = (id) => createHash('sha256').update(id).digest('hex').slice(0, 16);
 
 export function freePort() {
   return new Promise((res, rej) => {

@@ -5,6 +5,7 @@
 // $UI_SCREENSHOT_DIR (default build/test-output).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,12 +77,14 @@ test('the page lists 3 batch streams and its own interactive chat, streams the a
     const id = await page.textContent('#session-id');
     await wait('tokens appear', () => (document.querySelector('.msg.assistant .content')?.textContent || '').length > 0);
 
-    // Its session shows up beside the batch ones: 4 rows, the right classes.
-    await wait('4 sessions', (sid) => {
+    // Its session shows up beside the batch ones: 4 rows, the right classes. Without keys the
+    // list carries no ids (issue #38 item 2): the row is found by its ref, a hash of the id.
+    const ref = createHash('sha256').update(id).digest('hex').slice(0, 16);
+    await wait('4 sessions', (r0) => {
       const rs = [...document.querySelectorAll('#sessions tbody tr')];
-      return rs.some((r) => r.dataset.session === sid && r.dataset.priority === 'interactive') &&
+      return rs.some((r) => r.dataset.ref === r0 && r.dataset.priority === 'interactive' && !r.dataset.session) &&
         rs.map((r) => r.dataset.priority).sort().join(',') === 'batch,batch,batch,interactive';
-    }, id);
+    }, ref);
     assert.equal(await page.textContent('#chat-state'), 'streaming…');
 
     // A few seconds of the tokens/s chart, then the picture.

@@ -22,7 +22,7 @@
 #include "engine/llama/message_boundaries.h"
 #include "engine/llama/mtp_drafter.h"
 #include "engine/llama/parallel_sampling.h"
-#include "engine/llama/sampler_constraint.h"
+#include "engine/llama/sampler_build.h"
 #include "engine/llama/token_memo.h"
 #include "engine/llama/utf8_guard_sampler.h"
 #include "util/log.h"
@@ -58,6 +58,8 @@ struct llama_engine::impl {
     ggml_threadpool *threadpool = nullptr;
     std::vector<common_sampler *> samplers;  // by seq id
     std::vector<uint8_t> plain;  // by seq id: its chain has no grammar, no reasoning budget
+    // By seq id: a chain prepare_sampler built for the next seq_start (tick thread).
+    std::vector<std::shared_ptr<prepared_sampler>> prepared;
     std::unique_ptr<parallel_sampler> sampling;  // sample_many on the threadpool (2+ threads)
     std::shared_ptr<const utf8_token_table> utf8_table;  // every chain's sf-utf8 stage
     std::vector<int32_t> item_logits_index;  // batch index of each item's last token, last decode
@@ -173,6 +175,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     impl_->batch = llama_batch_init(capacity, 0, 1);
     impl_->samplers.assign(opts_.parallel, nullptr);
     impl_->plain.assign(opts_.parallel, 0);
+    impl_->prepared.assign(opts_.parallel, nullptr);
     if (impl_->threadpool && threads >= 2)
         impl_->sampling = std::make_unique<parallel_sampler>(llama_vocab_n_tokens(impl_->vocab),
                                                              impl_->threadpool, threads);
@@ -271,6 +274,10 @@ bool llama_engine::is_eog(token_id t) const {
     return llama_vocab_is_eog(impl_->vocab, t);
 }
 
+int32_t llama_engine::n_vocab() const {
+    return llama_vocab_n_tokens(impl_->vocab);
+}
+
 bool llama_engine::render_chat(const std::vector<chat_message> &messages,
                                bool add_generation_prompt, const chat_options &options,
                                rendered_prompt &out, std::string &error) const {
@@ -297,62 +304,30 @@ bool llama_engine::render_chat(const std::vector<chat_message> &messages,
     return true;
 }
 
-// Prompt tokens a new sampler sees at least (seq_start): more than the previous-token ring
-// (common_params_sampling::n_prev, 64) and any generation prompt.
-constexpr size_t k_prompt_tail = 256;
+std::shared_ptr<prepared_sampler> llama_engine::prepare_sampler(const sampling_params &p) const {
+    return prepare_chain(impl_->model, impl_->vocab, impl_->utf8_table, p);
+}
+
+void llama_engine::seq_use_prepared(int seq, std::shared_ptr<prepared_sampler> ready) {
+    impl_->prepared.at(seq) = std::move(ready);
+}
 
 bool llama_engine::seq_start(int seq, const sampling_params &p, std::span<const token_id> history,
                              size_t n_generated) {
-    common_params_sampling sp;
-    sp.seed            = static_cast<uint32_t>(p.seed == LLAMA_DEFAULT_SEED ? p.seed ^ 1 : p.seed);
-    sp.temp            = p.temperature;
-    sp.top_k           = p.top_k;
-    sp.top_p           = p.top_p;
-    sp.min_p           = p.min_p;
-    sp.penalty_repeat  = p.repeat_penalty;
-    sp.penalty_last_n  = p.repeat_last_n;
-    sp.penalty_present = p.presence_penalty;
-    sp.penalty_freq    = p.frequency_penalty;
-    sp.no_perf         = true;
-    if (p.ignore_eos) {
-        sp.ignore_eos         = true;
-        const int32_t n_vocab = llama_vocab_n_tokens(impl_->vocab);
-        for (int32_t t = 0; t < n_vocab; ++t) {
-            if (llama_vocab_is_eog(impl_->vocab, t)) sp.logit_bias.push_back({t, -INFINITY});
-        }
-    }
-    apply_constraint(impl_->vocab, p.constraint, sp);
-    // No grammar and no reasoning-budget sampler (common_sampler_init creates one only with a
-    // budget or a lazy grammar): the chain is all there is (parallel_sampling.h).
-    impl_->plain.at(seq) = p.constraint.grammar.empty() && sp.reasoning_budget_tokens < 0;
-    auto *&slot          = impl_->samplers.at(seq);
+    auto *&slot = impl_->samplers.at(seq);
     if (slot) common_sampler_free(slot);
-    slot        = nullptr;
-    n_generated = std::min(n_generated, history.size());
-    try {
-        slot = common_sampler_init(impl_->model, sp);
-        // Well-formed UTF-8 only (utf8_guard_sampler.h); it follows the history below too.
-        utf8_guard_install(common_sampler_get(slot), impl_->utf8_table);
-        // The penalties look at recent tokens, prompt included (as llama-server does); the
-        // tokens this session generated before a resume also advance grammar and reasoning
-        // budget, so the sampler is in the state the uninterrupted run had.
-        // Of the prompt, only the tail can matter to the chain (the penalties' window, the
-        // previous-token ring, a generation prompt that opens a reasoning block); the whole of
-        // a long prompt cost ~0.2 ms per 1,000 tokens on the path to the first token.
-        const size_t n_prompt = history.size() - n_generated;
-        const bool all        = p.repeat_last_n < 0 || p.constraint.reasoning_budget >= 0;
-        const size_t window =
-            all ? n_prompt : std::max<size_t>(k_prompt_tail, static_cast<size_t>(p.repeat_last_n));
-        for (size_t i = n_prompt > window ? n_prompt - window : 0; i < history.size(); ++i)
-            common_sampler_accept(slot, history[i], i >= n_prompt);
-    } catch (const std::exception &e) {
-        SF_LOG_ERROR("engine", "sequence %d: cannot build its sampler: %s", seq, e.what());
-        if (slot) common_sampler_free(slot);
-        slot = nullptr;
+    slot = nullptr;
+    // Built on the request's thread (prepare_sampler), else here.
+    built_sampler b = take_prepared(std::move(impl_->prepared.at(seq)));
+    impl_->prepared.at(seq).reset();
+    std::string error;
+    if (!b.sampler) b = build_sampler(impl_->model, impl_->vocab, impl_->utf8_table, p, error);
+    if (!b.sampler || !start_chain(b.sampler, p, history, n_generated, error)) {
+        SF_LOG_ERROR("engine", "sequence %d: cannot build its sampler: %s", seq, error.c_str());
         return false;
     }
-    // Counter-based sampling in place of `dist` (gumbel_sampler.h): resumable and stable.
-    gumbel_sampler_install(common_sampler_get(slot), p.seed);
+    impl_->plain.at(seq) = b.plain;
+    slot                 = b.sampler;
     return true;
 }
 
@@ -389,6 +364,13 @@ int llama_engine::decode(const std::vector<batch_item> &items) {
         for (const auto &it : items)
             llama_memory_seq_rm(llama_get_memory(impl_->ctx), it.seq, it.pos, -1);
         return k_decode_interrupted;
+    }
+    if (rc < -1) {
+        // A fatal error keeps the ubatches computed before it (llama.h); an invalid batch (-1)
+        // or no room (1) leaves memory as it was. Either way each sequence is as before the
+        // call, so the scheduler can decode the batch again in parts.
+        for (const auto &it : items)
+            llama_memory_seq_rm(llama_get_memory(impl_->ctx), it.seq, it.pos, -1);
     }
     return rc;
 }

@@ -56,6 +56,7 @@ class llama_engine final : public engine_i {
     std::vector<token_id> tokenize(std::string_view text, bool add_bos) const override;
     std::string token_piece(token_id t) const override;
     bool is_eog(token_id t) const override;
+    int32_t n_vocab() const override;
     using engine_i::render_chat;
     bool render_chat(const std::vector<chat_message> &messages, bool add_generation_prompt,
                      const chat_options &options, rendered_prompt &out,
@@ -63,6 +64,9 @@ class llama_engine final : public engine_i {
 
     bool seq_start(int seq, const sampling_params &params, std::span<const token_id> history,
                    size_t n_generated = 0) override;
+    /** The chain with its grammar compiled (sampler_build.h); null when there is no grammar. */
+    std::shared_ptr<prepared_sampler> prepare_sampler(const sampling_params &params) const override;
+    void seq_use_prepared(int seq, std::shared_ptr<prepared_sampler> ready) override;
     int decode(const std::vector<batch_item> &items) override;
     void set_interrupt(const std::atomic<bool> *flag) override;
     token_id sample(int seq, int item, uint32_t index) override;

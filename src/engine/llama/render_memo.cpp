@@ -5,6 +5,7 @@
 #include <ctime>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -132,19 +133,26 @@ common_chat_params memo_render(const common_chat_templates *templates,
     const std::string key = key_of(templates, in);
     if (key.empty()) return apply(templates, in);
     auto &st = state();
+    // The lock covers the list only: a render (apply) never runs under it, so one request's
+    // template does not hold up another's.
+    std::optional<common_chat_params> memo;  // an exact entry's parameters
+    bool known = false;
     {
         std::lock_guard lk(st.mu);
         for (auto it = st.entries.begin(); it != st.entries.end(); ++it) {
             if (it->key != key) continue;
             st.entries.splice(st.entries.begin(), st.entries, it);
-            if (!it->exact) return apply(templates, in);
-            common_chat_params p = it->params;
-            if (put_back(p.prompt, in.messages)) {
-                st.hits.fetch_add(1, std::memory_order_relaxed);
-                return p;
-            }
-            return apply(templates, in);
+            known = true;
+            if (it->exact) memo = it->params;
+            break;
         }
+    }
+    if (known) {
+        if (memo && put_back(memo->prompt, in.messages)) {
+            st.hits.fetch_add(1, std::memory_order_relaxed);
+            return std::move(*memo);
+        }
+        return apply(templates, in);
     }
     // First request of this key: render both ways and compare.
     common_chat_templates_inputs with_marks = in;

@@ -39,6 +39,7 @@ class scripted_engine final : public engine_i {
     int32_t n_ctx_seq() const override { return inner_.n_ctx_seq(); }
     int32_t n_seq_max() const override { return inner_.n_seq_max(); }
     int32_t n_batch() const override { return inner_.n_batch(); }
+    int32_t n_vocab() const override { return inner_.n_vocab(); }
     std::vector<token_id> tokenize(std::string_view text, bool add_bos) const override {
         return inner_.tokenize(text, add_bos);
     }

@@ -1,15 +1,17 @@
-// What every agent test shares: the server (the tiny model under the tool-loop script), a run
-// of `superfluid launch AGENT -- ARGS` for a real agent from tests/agents/node_modules, and
-// the checks: the agent's requests in the server log with their class, and a socket audit of
-// every connect() the launch and the agent made (strace -f), which must all go to loopback.
+// What every agent test shares: the servers (the one `superfluid launch` starts itself, with no
+// flags from the test, for a plain turn; the tiny model under the tool-loop script for a tool
+// loop), a run of `superfluid launch AGENT -- ARGS` for a real agent from
+// tests/agents/node_modules, and the checks: the agent's requests in the server log with their
+// class, and a socket audit of every connect() the launch and the agent made (strace -f), which
+// must all go to loopback.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SUPERFLUID, model, startServer } from '../../lib/server.mjs';
+import { SUPERFLUID, model, startServer, freePort } from '../../lib/server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const AGENTS_BIN = resolve(here, '..', 'node_modules', '.bin');
@@ -35,15 +37,44 @@ export function installed(name) {
 }
 
 /**
- * One server for a test file: the tiny model whose turns end after some tokens (plain turns;
- * mkmodel --eog-scale 32: a few to a few hundred, rarely none, which some agents report as an
- * error) under the tool-loop script (tool loops). A conversation the script does not match is
- * the model's own random answer.
+ * The --ctx-size `superfluid launch AGENT` gives a server it starts itself (launch --print with
+ * no server running says it); 0 for an agent with no minimum.
  */
-export function startAgentServer(extra = []) {
-  return startServer(['--ctx-size', '32768', '--parallel', '2', '--scripted-output', SCRIPT, ...extra], {
+export function launchCtxSize(agent) {
+  const r = spawnSync(SUPERFLUID, ['launch', agent, '--print', '--port', '9', '--state-dir', mkdtempSync(join(tmpdir(), 'sf-print-'))],
+    { env: { ...process.env, HF_HUB_OFFLINE: '1' }, encoding: 'utf8' });
+  return Number(/launch would start one with --ctx-size (\d+)/.exec(r.stdout)?.[1] ?? 0);
+}
+
+/**
+ * The server of a file's tool loops: the tiny model under the tool-loop script (a conversation
+ * the script does not match gets the model's own random answer), with no --parallel (serve's
+ * default decides the slots) and the context per request launch would give the agent: serve's
+ * default context (8,192) is below what Claude Code, Codex, OpenCode, Cline and OpenClaw need,
+ * and launch refuses a server that small.
+ */
+export function startAgentServer(agent, extra = []) {
+  const ctx = launchCtxSize(agent);
+  return startServer(['--scripted-output', SCRIPT, ...(ctx ? ['--ctx-size', String(ctx)] : []), ...extra], {
     modelPath: model({ eogScale: 32 }),
   });
+}
+
+/**
+ * A server that `superfluid launch` will start itself: a free port and a fresh state directory
+ * where none runs. { port, stateDir, log(), stop() }; log() is what launch's server wrote
+ * (STATE/launch/serve-PORT.log), stop() is `superfluid stop` on its state directory.
+ */
+export async function serverLaunchStarts() {
+  const port = await freePort();
+  const stateDir = mkdtempSync(join(tmpdir(), 'sf-launched-'));
+  const logFile = join(stateDir, 'launch', `serve-${port}.log`);
+  return {
+    port,
+    stateDir,
+    log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
+    stop: () => spawnSync(SUPERFLUID, ['stop', '--state-dir', stateDir], { encoding: 'utf8' }),
+  };
 }
 
 /**
@@ -72,7 +103,9 @@ export function outboundConnects(straceLog) {
  * Runs `superfluid launch AGENT --bin BIN --port P --state-dir S -- ...args` under strace in a
  * fresh HOME and working directory (unless given), and resolves
  * { code, out, cwd, home, outbound, ms }. `env` adds to a minimal environment (PATH, HOME,
- * TERM=dumb). The whole process group is killed after `timeoutMs`.
+ * TERM=dumb). The whole process group is killed after `timeoutMs`. A server launch started is
+ * traced too (strace -f follows it out of its session) and keeps strace alive: it is stopped
+ * (`superfluid stop`) once launch says it keeps running, or when the run ends otherwise.
  */
 export function runAgent(server, agent, args, { env = {}, cwd, home, timeoutMs = 300000 } = {}) {
   home ??= mkdtempSync(join(tmpdir(), `sf-${agent}-home-`));
@@ -90,15 +123,27 @@ export function runAgent(server, agent, args, { env = {}, cwd, home, timeoutMs =
       detached: true,
     });
     let out = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (out += d));
+    let stopped = false;
+    const stopLaunched = () => {
+      if (stopped || !/superfluid launch: starting `superfluid serve/.test(out)) return;
+      stopped = true;
+      spawn(SUPERFLUID, ['stop', '--state-dir', server.stateDir], { stdio: 'ignore' });
+    };
+    const take = (d) => {
+      out += d;
+      if (/keeps running; `superfluid stop/.test(out)) stopLaunched();
+    };
+    p.stdout.on('data', take);
+    p.stderr.on('data', take);
     const timer = setTimeout(() => {
       out += `\n[agent_run] timed out after ${timeoutMs} ms: killed`;
       try { process.kill(-p.pid, 'SIGKILL'); } catch {}
+      stopLaunched();
     }, timeoutMs);
     p.on('close', (code) => {
       clearTimeout(timer);
       try { process.kill(-p.pid, 'SIGKILL'); } catch {} // anything the agent left behind
+      stopLaunched();
       const log = existsSync(trace) ? readFileSync(trace, 'utf8') : '';
       res({ code, out, cwd, home, outbound: outboundConnects(log), ms: Date.now() - started });
     });
@@ -117,40 +162,64 @@ export function requestLines(server, ua) {
 export const NETNS = process.env.SF_NETNS || 'host';
 
 /**
- * The two tests every agent gets, against one server for the file:
- *  (a) a plain turn on the tiny random model: `plain(prompt)` are the agent's own one-shot
+ * The two tests every agent gets:
+ *  (a) a plain turn through a server launch starts itself (issue #36): no server runs, so
+ *      `superfluid launch AGENT` starts `superfluid serve` with no flags but the --ctx-size it
+ *      picks for the agent, offline (HF_HUB_OFFLINE=1: the embedded test model
+ *      superfluid-tiny, random weights); `plain(prompt)` are the agent's own one-shot
  *      arguments; it exits 0 (`plainOk(out)` when given: the answer reached the output);
- *      `plainPrompt` replaces 'Say hi.' (a prompt the script answers makes it a scripted turn,
- *      named by `plainModel` in the test's title);
- *  (b) a whole tool loop on the scripted engine: `tool(prompt)`; the agent runs the scripted
- *      shell call (made_by_tool.txt appears in its working directory with "made"), sends the
- *      result back and prints the scripted final answer;
+ *  (b) a whole tool loop on the scripted engine (startAgentServer): `tool(prompt)`; the agent
+ *      runs the scripted shell call (made_by_tool.txt appears in its working directory with
+ *      "made"), sends the result back and prints the scripted final answer;
  * both with every request of the agent (User-Agent matching `ua`) logged with the launch's
  * class, on `path` (the API route it speaks), and no connect() off loopback. `workdir(r,
  * server)`: where the agent runs its tools when not in its working directory r.cwd.
+ * `scriptedPlain` ({ prompt, ok(out), why }): the plain turn runs on the scripted engine
+ * instead (an agent that fails a turn whose random answer shows no text; `why` says so).
  */
-export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs = 600000, plainOk, workdir = (r) => r.cwd,
-  plainPrompt = 'Say hi.', plainModel = 'the tiny model' }) {
+export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs = 600000, plainOk, workdir = (r) => r.cwd, scriptedPlain = null }) {
   const skip = !installed(agent) && `${agent} not installed: run scripts/agents.sh`;
   let server;
   before(async () => {
-    if (!skip) server = await startAgentServer();
+    if (!skip) server = await startAgentServer(agent);
   });
   after(async () => server && (await server.stop()));
 
-  const checkRequests = (lines) => {
-    assert.ok(lines.length >= 1, `no request of ${agent} in the server log:\n${server.log().slice(-3000)}`);
+  const checkRequests = (lines, log) => {
+    assert.ok(lines.length >= 1, `no request of ${agent} in the server log:\n${log.slice(-3000)}`);
     // launch marks no class by default (issue #36): the server's default, normal.
     for (const l of lines) assert.ok(l.includes(`POST ${path}: class normal,`), l);
   };
   const checkOffline = (r) => assert.deepEqual(r.outbound, [], `connections off loopback:\n${r.outbound.join('\n')}`);
 
-  test(`${agent}: a plain turn on ${plainModel} (network: ${NETNS})`, { skip, timeout: timeoutMs + 60000 }, async () => {
-    const r = await runAgent(server, agent, plain(plainPrompt), { env, timeoutMs });
-    assert.equal(r.code, 0, `exit ${r.code}:\n${r.out}\nserver:\n${server.log().slice(-3000)}`);
-    if (plainOk) assert.ok(plainOk(r.out), r.out);
-    checkRequests(requestLines(server, ua));
-    checkOffline(r);
+  if (scriptedPlain)
+    test(`${agent}: a plain turn on the scripted engine (${scriptedPlain.why}) (network: ${NETNS})`, { skip, timeout: timeoutMs + 60000 }, async () => {
+      const r = await runAgent(server, agent, plain(scriptedPlain.prompt), { env, timeoutMs });
+      assert.equal(r.code, 0, `exit ${r.code}:\n${r.out}\nserver:\n${server.log().slice(-3000)}`);
+      assert.ok(scriptedPlain.ok(r.out), r.out);
+      checkRequests(requestLines(server, ua), server.log());
+      checkOffline(r);
+    });
+
+  // (The scripted plain turn above replaces this one.)
+  if (!scriptedPlain)
+  test(`${agent}: a plain turn through the server launch starts, offline default model (network: ${NETNS})`, { skip, timeout: timeoutMs + 60000 }, async () => {
+    const launched = await serverLaunchStarts();
+    try {
+      const r = await runAgent(launched, agent, plain('Say hi.'), { env: { ...env, HF_HUB_OFFLINE: '1' }, timeoutMs });
+      assert.equal(r.code, 0, `exit ${r.code}:\n${r.out}\nserver:\n${launched.log().slice(-3000)}`);
+      // launch started it with no flags but the context it picked for the agent.
+      const ctx = launchCtxSize(agent);
+      const started = ctx ? `superfluid serve --ctx-size ${ctx}` : 'superfluid serve';
+      assert.ok(r.out.includes(`superfluid launch: starting \`${started}\` on 127.0.0.1:${launched.port}`), r.out);
+      if (plainOk) assert.ok(plainOk(r.out), r.out);
+      const lines = requestLines(launched, ua);
+      checkRequests(lines, launched.log());
+      for (const l of lines) assert.ok(l.includes('model "superfluid-tiny"'), l);
+      checkOffline(r);
+    } finally {
+      launched.stop();
+    }
   });
 
   test(`${agent}: a whole tool loop on the scripted engine (network: ${NETNS})`, { skip, timeout: timeoutMs + 60000 }, async () => {
@@ -163,7 +232,7 @@ export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs =
     assert.ok(r.out.includes(FINAL_ANSWER), `no scripted final answer:\n${r.out}`);
     const lines = requestLines(server, ua).slice(seen);
     assert.ok(lines.length >= 2, `the call and the answer after its result:\n${lines.join('\n')}`);
-    checkRequests(lines);
+    checkRequests(lines, server.log());
     checkOffline(r);
   });
 }

@@ -30,6 +30,21 @@ TEST(OllamaTemplate, RendersTheSupportedSubsetAndStopsAtResponse) {
     EXPECT_FALSE(render_ollama_template("{{ end }}", "", "p", out, err));
 }
 
+// Issue #38 item 6: each {{ .Prompt }} copies the prompt; the output is bounded, checked before
+// each piece is appended, so nothing larger than the bound is ever built.
+TEST(OllamaTemplate, OutputIsBounded) {
+    std::string out, err;
+    std::string tmpl;
+    for (int i = 0; i < 10; ++i) tmpl += "{{ .Prompt }}";
+    ASSERT_TRUE(render_ollama_template(tmpl, "", std::string(10, 'p'), out, err, 100));
+    EXPECT_EQ(out.size(), 100u);  // exactly at the bound: accepted
+    EXPECT_FALSE(render_ollama_template(tmpl + "x", "", std::string(10, 'p'), out, err, 100));
+    EXPECT_NE(err.find("larger than 100 bytes"), std::string::npos) << err;
+    EXPECT_LE(out.capacity(), 200u);  // stopped at the bound, not after the whole render
+    EXPECT_FALSE(render_ollama_template("{{ if .System }}{{ .System }}{{ .System }}{{ end }}",
+                                        std::string(60, 's'), "p", out, err, 100));
+}
+
 TEST(OllamaRequest, DefaultsOptionsAndKeepAlive) {
     generate_request g;
     ollama_options o;

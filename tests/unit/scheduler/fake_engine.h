@@ -26,6 +26,7 @@ class fake_engine : public engine_i {
     int32_t n_ctx_seq() const override { return ctx; }
     int32_t n_seq_max() const override { return seqs; }
     int32_t n_batch() const override { return batch; }
+    int32_t n_vocab() const override { return vocab; }
     std::vector<token_id> tokenize(std::string_view text, bool) const override {
         return std::vector<token_id>(text.size(), 100);
     }
@@ -57,7 +58,10 @@ class fake_engine : public engine_i {
             }
             std::this_thread::sleep_for(std::chrono::microseconds(100));
         }
-        in_decode    = false;
+        in_decode = false;
+        for (const auto &it : items)
+            for (token_id t : it.tokens)
+                if (poison.count(t)) return -1;  // nothing applied, as llama_decode's -1
         size_t cells = 0, adding = 0;
         for (auto &[s, toks] : mem) cells += toks.size();
         for (const auto &it : items) adding += it.tokens.size();
@@ -135,8 +139,9 @@ class fake_engine : public engine_i {
     void seq_drop_parked(int64_t) override {}
     size_t parked_bytes() const override { return 0; }
 
-    int32_t ctx = 4096, seqs = 4, batch = 64;
-    int token_sleep_us      = 0;     // decode time per input token (on top of decode_sleep_us)
+    int32_t ctx = 4096, seqs = 4, batch = 64, vocab = 1 << 20;
+    std::set<token_id> poison;    // a batch holding one of these tokens fails (llama_decode's -1)
+    int token_sleep_us      = 0;  // decode time per input token (on top of decode_sleep_us)
     bool partial            = true;  // attention-like memory
     bool sample_from_memory = false;
     bool warm_up_throws     = false;

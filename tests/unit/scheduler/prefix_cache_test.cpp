@@ -28,10 +28,12 @@ struct run_result {
 };
 
 std::shared_ptr<sf::event_channel> submit(sf::scheduler &s, std::vector<token_id> prompt,
-                                          std::vector<int32_t> boundaries = {}) {
+                                          std::vector<int32_t> boundaries = {},
+                                          uint64_t scope                  = 0) {
     auto ch = std::make_shared<sf::event_channel>();
     sf::sequence_request r;
     r.session_id          = "s";
+    r.cache_scope         = scope;
     r.prompt              = std::move(prompt);
     r.boundaries          = std::move(boundaries);
     r.sampling.max_tokens = 4;
@@ -77,8 +79,8 @@ struct fixture {
         so.cache   = cache.get();
         sched      = std::make_unique<sf::scheduler>(eng, so);
     }
-    run_result run(std::vector<token_id> p, std::vector<int32_t> b = {}) {
-        auto ch = submit(*sched, std::move(p), std::move(b));
+    run_result run(std::vector<token_id> p, std::vector<int32_t> b = {}, uint64_t scope = 0) {
+        auto ch = submit(*sched, std::move(p), std::move(b), scope);
         return drain(*ch);
     }
 };
@@ -390,4 +392,35 @@ TEST(PrefixCache, AnotherConversationCopiesTheSharedPartAndLeavesALongHistoryInP
     EXPECT_EQ(f.eng.shares, 1);
     EXPECT_EQ(f.eng.bad_positions, 0);
     f.sched->stop();
+}
+
+// Issue #38: a sequence reuses no prefix computed in another cache scope, whether it sits in a
+// slot's held memory, a cache entry or (attention) a live sequence; within a scope it does.
+TEST(PrefixCache, CacheScopesShareOnlyWithinThemselves) {
+    for (const bool partial : {true, false}) {
+        SCOPED_TRACE(partial ? "shared KV prefixes" : "snapshots");
+        fixture f(partial);
+        f.sched->start();
+        const std::vector<int32_t> b = {200};  // the snapshot point (message end)
+        const uint64_t alice         = sf::cache::cache_scope_id("00000000000000a1");
+        const uint64_t bob           = sf::cache::cache_scope_id("00000000000000b2");
+        EXPECT_EQ(f.run(prompt_of(200, 10, 1), b, alice).cached, 0);
+        // Bob's identical system prompt: nothing of Alice's, in place or from the cache.
+        EXPECT_EQ(f.run(prompt_of(200, 10, 2), b, bob).cached, 0);
+        EXPECT_EQ(f.run(prompt_of(200, 10, 3), b, 0).cached, 0);
+        // Each scope then finds its own.
+        EXPECT_EQ(f.run(prompt_of(200, 10, 4), b, alice).cached, 200);
+        EXPECT_EQ(f.run(prompt_of(200, 10, 5), b, bob).cached, 200);
+        EXPECT_EQ(f.run(prompt_of(200, 10, 6), b, 0).cached, 200);
+        EXPECT_EQ(f.eng.bad_positions, 0);
+        f.sched->stop();
+    }
+}
+
+TEST(PrefixCache, ScopeIds) {
+    EXPECT_EQ(sf::cache::cache_scope_id(""), 0u);
+    EXPECT_EQ(sf::cache::cache_scope_id("00000000000000ff"), 0xffu);
+    EXPECT_EQ(sf::cache::cache_scope_id("0000000000000000"), 1u);  // never the shared scope
+    EXPECT_NE(sf::cache::cache_scope_id("not hex"), 0u);
+    EXPECT_NE(sf::cache::cache_scope_id("not hex"), sf::cache::cache_scope_id("not hex!"));
 }

@@ -144,14 +144,14 @@ TEST(Scheduler, ResumedSessionContinuesAtItsIndex) {
     EXPECT_EQ(evs[0].token, 13);  // follows the last resumed token
     EXPECT_EQ(evs[1].index, 3u);
     EXPECT_EQ(evs[2].completion_tokens, 4);
-    // The prompt is prefilled as a chunk; the resumed tokens are replayed one per tick, the way
-    // they were first computed (so the resumed logits match the uninterrupted run's).
+    // The prompt is prefilled as a chunk, then the resumed tokens as one more (issue #37: not
+    // one per tick, so the pause after a loss does not grow with the answer); the next token is
+    // sampled from the last one's logits.
     ASSERT_GE(eng.calls.size(), 3u);
     EXPECT_EQ(eng.calls[0].at(0).tokens, std::vector<sf::token_id>(4, 10));
-    EXPECT_EQ(eng.calls[1].at(0).tokens, std::vector<sf::token_id>{11});
-    EXPECT_FALSE(eng.calls[1].at(0).want_logits);
-    EXPECT_EQ(eng.calls[2].at(0).tokens, std::vector<sf::token_id>{12});
-    EXPECT_TRUE(eng.calls[2].at(0).want_logits);
+    EXPECT_EQ(eng.calls[1].at(0).tokens, (std::vector<sf::token_id>{11, 12}));
+    EXPECT_TRUE(eng.calls[1].at(0).want_logits);
+    EXPECT_EQ(eng.calls[2].at(0).tokens, std::vector<sf::token_id>{13});
 }
 
 namespace {
@@ -386,4 +386,48 @@ TEST(Scheduler, PromptTokensPerTickFollowTheTickTimeTarget) {
             }
         }
     }
+}
+
+// Issue #38 item 5: a batch whose decode fails (here: a token the engine refuses, as
+// llama_decode refuses an id outside the vocabulary) is decoded again in halves, so only the
+// sequence holding the bad token fails; the others in the same tick finish as if alone.
+TEST(Scheduler, AFailedDecodeFailsOnlyTheSequenceThatCausedIt) {
+    sf::test::fake_engine eng;
+    eng.poison = {666};
+    sf::scheduler s(eng, opts(64, 64));
+    std::vector<std::shared_ptr<sf::event_channel>> chans;
+    for (int i = 0; i < 4; ++i) {
+        auto ch = std::make_shared<sf::event_channel>();
+        sf::sequence_request r;
+        r.session_id = "s" + std::to_string(i);
+        r.prompt.assign(4, 10);
+        if (i == 2) r.prompt[1] = 666;
+        r.sampling.max_tokens = 5;
+        r.channel             = ch;
+        s.submit(std::move(r));
+        chans.push_back(ch);
+    }
+    s.start();
+    std::vector<std::vector<session_event>> evs;
+    for (auto &c : chans) evs.push_back(drain(*c));
+    s.stop();
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_FALSE(evs[i].empty());
+        const auto &last = evs[i].back();
+        ASSERT_EQ(last.type, session_event::kind::FINISHED);
+        if (i == 2) {
+            EXPECT_EQ(last.reason, sf::finish_reason::ERROR);
+            EXPECT_EQ(evs[i].size(), 1u);  // no token
+            continue;
+        }
+        EXPECT_EQ(last.reason, sf::finish_reason::LENGTH) << i;
+        ASSERT_EQ(evs[i].size(), 6u) << i;
+        for (uint32_t k = 0; k < 5; ++k) {
+            EXPECT_EQ(evs[i][k].index, k);
+            EXPECT_EQ(evs[i][k].token, 11 + static_cast<int>(k));
+        }
+    }
+    EXPECT_EQ(eng.bad_positions, 0);
+    // The first tick held all four (the failed decode), then its parts were decoded.
+    EXPECT_EQ(s.stats().max_sequences_per_tick, 4);
 }

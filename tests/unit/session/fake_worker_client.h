@@ -122,6 +122,10 @@ class fake_worker_client final : public worker_client {
     }
     /** Sends `batch` as one message of the current stream (hand-made sequences). */
     void send(std::vector<worker_event> batch) { listener_->on_events(stream_id(), batch); }
+    /** Sends `batch` on stream `stream` (another node's: one the placement is not on). */
+    void send_on(uint64_t stream, std::vector<worker_event> batch) {
+        listener_->on_events(stream, batch);
+    }
     /** The worker dies: its stream ends and every placement is gone; health fails. */
     void lose_stream() {
         uint64_t s;

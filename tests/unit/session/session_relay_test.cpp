@@ -261,6 +261,45 @@ TEST(SessionRelay, CancelRacingTheFinishEndsOnceAndTheJournalAgrees) {
     }
 }
 
+// A worker that stops (SIGTERM, its parent died) cancels its sequences; nobody asked for it,
+// so the session moves (is resubmitted from its journaled tokens) instead of ending.
+TEST(SessionRelay, ACancelTheHeadDidNotAskForMovesTheSession) {
+    rig r(6);
+    auto s              = r.start();
+    const auto id       = s->id();
+    const auto e        = r.fake->epoch_of(id);
+    auto cancelled      = fin(id, e, 2);
+    cancelled.ev.reason = finish_reason::CANCELLED;
+    r.fake->send({tok(id, e, 0), tok(id, e, 1), cancelled});
+    for (int i = 0; i < 200 && r.fake->submissions().size() < 2; ++i)
+        std::this_thread::sleep_for(5ms);
+    auto subs = r.fake->submissions();
+    ASSERT_EQ(subs.size(), 2u) << "resubmitted, not ended";
+    EXPECT_EQ(subs[1].resume_tokens.size(), 2u);
+    EXPECT_EQ(r.mgr->relay_stats().unasked_ends, 1u);
+    std::mt19937 rng(5);
+    r.run({s}, rng);
+    r.expect_exactly_once(*s);
+}
+
+// A node the session is not placed on (another event stream) writes tokens and a finish for
+// its current epoch: refused and counted; the client's text is the placement's own.
+TEST(SessionRelay, EventsFromAnotherStreamAreRefused) {
+    rig r(4);
+    auto s           = r.start();
+    const auto id    = s->id();
+    const auto e     = r.fake->epoch_of(id);
+    const auto other = r.fake->stream_id() + 7;
+    r.fake->send_on(other, {stale(id, e, 0), stale(id, e, 1), fin(id, e, 2)});
+    EXPECT_EQ(r.mgr->relay_stats().refused, 3u);
+    // Far ahead of the next index on the right stream: not buffered without bound.
+    r.fake->send({tok(id, e, 0), stale(id, e, 0 + session_relay::k_max_ahead + 5)});
+    EXPECT_EQ(r.mgr->relay_stats().refused, 4u);
+    std::mt19937 rng(6);
+    r.run({s}, rng);
+    r.expect_exactly_once(*s);
+}
+
 TEST(SessionRelay, ACancelWhileLostIsNotResubmitted) {
     rig r(8);
     auto s        = r.start();

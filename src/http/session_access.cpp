@@ -1,0 +1,44 @@
+#include "http/session_access.h"
+
+#include <cpp-httplib/httplib.h>
+#include <openssl/sha.h>
+
+#include "api/client_identity.h"
+#include "http/route_util.h"
+
+namespace sf {
+
+std::string session_ref(const std::string &id) {
+    unsigned char d[SHA256_DIGEST_LENGTH];
+    SHA256(reinterpret_cast<const unsigned char *>(id.data()), id.size(), d);
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    for (int i = 0; i < 8; ++i) {
+        out += digits[d[i] >> 4];
+        out += digits[d[i] & 15];
+    }
+    return out;
+}
+
+session_access::session_access(bool keyed, const std::vector<std::string> &admin_keys,
+                               std::string identity_secret)
+    : keyed_(keyed), admin_(admin_keys), secret_(std::move(identity_secret)) {}
+
+session_access::caller session_access::of(const httplib::Request &req) const {
+    caller c;
+    c.admin    = !admin_.empty() && admin_.contains(request_key(req));
+    c.identity = client_identity(priority_headers_of(req),
+                                 req.remote_addr + ":" + std::to_string(req.remote_port), secret_);
+    return c;
+}
+
+bool session_access::may_use(const caller &c, const std::string &owner) const {
+    if (!keyed_) return true;  // the id is the capability
+    return c.admin || (owner.rfind("key:", 0) == 0 && owner == c.identity);
+}
+
+bool session_access::may_list(const caller &c, const std::string &owner) const {
+    return keyed_ && (c.admin || (owner.rfind("key:", 0) == 0 && owner == c.identity));
+}
+
+}  // namespace sf
