@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -152,6 +153,30 @@ class engine_i {
     virtual void sample_many(std::span<sample_request> reqs) {
         for (auto &r : reqs) r.out = sample(r.seq, r.item, r.index);
     }
+    /**
+     * Whether `seq`'s samples are slow enough to take off the tick thread (an output grammar
+     * checked over the vocabulary: tens of ms per token for a deep schema, issue #38 item 4).
+     * Tick thread. The default: never.
+     */
+    virtual bool sample_deferrable(int /*seq*/) const { return false; }
+    /**
+     * Starts sampling token `index` of `seq` from items[item] of the last decode on another
+     * thread (the logits are copied now); the token comes back from take_deferred, as
+     * sample() would have drawn it. Tick thread; only where sample_deferrable(seq). Until
+     * then the sequence is not decoded; seq_end, seq_park and seq_start of it drop the sample.
+     */
+    virtual void sample_deferred(int /*seq*/, int /*item*/, uint32_t /*index*/) {}
+    /**
+     * Appends the deferred samples finished since the last call, as (seq, token); a token of
+     * LLAMA_TOKEN_NULL (-1) means the sampler failed (the sequence should end in an error).
+     * Tick thread.
+     */
+    virtual void take_deferred(std::vector<std::pair<int, token_id>> & /*out*/) {}
+    /**
+     * What to call (from the sampling thread, no engine lock held) when a deferred sample has
+     * finished: the tick loop's wake-up. Null: nothing. Returns after any running call ended.
+     */
+    virtual void on_deferred_ready(std::function<void()> /*wake*/) {}
     /**
      * Speculative decoding: the most draft tokens the engine verifies per sequence and tick
      * (0: speculation off, then draft and sample_at are never called).

@@ -15,6 +15,13 @@ scheduler::scheduler(engine_i &engine, scheduler_options opts)
     opts_.planner.prefill_budget = std::min(cap, opts_.planner.budget);
     prefill_budget_              = opts_.planner.prefill_budget;
     if (opts_.interrupt_ticks) engine_.set_interrupt(&interrupt_);
+    engine_.on_deferred_ready([this] {
+        {
+            std::lock_guard lk(mu_);
+            deferred_ready_ = true;
+        }
+        cv_.notify_one();
+    });
 }
 
 // Proportional control of the prompt tokens per tick: the prompt part of the tick just
@@ -44,6 +51,7 @@ void scheduler::adapt_prefill_budget(int32_t prefill_tokens, int32_t decode_step
 
 scheduler::~scheduler() {
     stop();
+    engine_.on_deferred_ready(nullptr);
     if (opts_.interrupt_ticks) engine_.set_interrupt(nullptr);
 }
 
@@ -182,7 +190,7 @@ int scheduler::pick_victim(priority_class c) const {
     int victim = -1;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
         const auto &sl = slots_[i];
-        if (!sl.used || sl.seq.req.cls <= c) continue;
+        if (!sl.used || sl.seq.req.cls <= c || sl.seq.sampling) continue;
         if (victim < 0 || sl.seq.req.cls > slots_[victim].seq.req.cls ||
             (sl.seq.req.cls == slots_[victim].seq.req.cls &&
              sl.seq.arrival > slots_[victim].seq.arrival)) {
@@ -213,7 +221,7 @@ int scheduler::pick_fair_victim(const seq_state &w, clock::time_point now) const
     service_rank most;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
         const auto &sl = slots_[i];
-        if (!sl.used || sl.seq.req.cls != w.req.cls) continue;
+        if (!sl.used || sl.seq.req.cls != w.req.cls || sl.seq.sampling) continue;
         const int64_t q       = opts_.service.quantum;
         const auto &s         = sl.seq;
         const bool skip_joins = s.parks == 0 && static_cast<int64_t>(s.req.prompt.size()) >= q &&
@@ -386,11 +394,12 @@ void scheduler::on_sampled(int slot, token_id t) {
 // One tick: plan, decode, sample. Returns false when there was nothing to do.
 bool scheduler::tick() {
     const auto now = this->now();
+    collect_deferred();
     attach_new();
     std::vector<plan_input> in;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
         const auto &sl = slots_[i];
-        if (!sl.used || !sl.seq.attached) continue;
+        if (!sl.used || !sl.seq.attached || sl.seq.sampling) continue;
         const auto &s = sl.seq;
         // A resumed session's already-generated tokens are prefilled after its prompt, in
         // ordinary chunks (issue #37: replayed one per decode step, the pause after a loss grew
@@ -487,6 +496,7 @@ bool scheduler::step() {
         admit_locked(now());
     }
     const bool ticked = tick();
+    last_idle_        = !ticked;
     if (opts_.on_tick_end) opts_.on_tick_end();
     std::lock_guard lk(mu_);
     update_counts_locked();
@@ -500,6 +510,16 @@ void scheduler::run() {
             bool busy =
                 std::any_of(slots_.begin(), slots_.end(), [](const slot &s) { return s.used; });
             if (!busy) cv_.wait(lk, [&] { return stopping_ || !waiting_.empty(); });
+            // Nothing to plan but tokens being sampled off the tick thread: wait for one of
+            // them or a newcomer, looking for cancellations every 20 ms.
+            const bool only_sampling =
+                last_idle_ && std::any_of(slots_.begin(), slots_.end(),
+                                          [](const slot &s) { return s.used && s.seq.sampling; });
+            if (busy && only_sampling) {
+                const uint64_t seen = arrivals_;
+                cv_.wait_for(lk, std::chrono::milliseconds(20),
+                             [&] { return stopping_ || deferred_ready_ || arrivals_ != seen; });
+            }
             if (stopping_) break;
         }
         step();

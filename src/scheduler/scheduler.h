@@ -150,6 +150,9 @@ class scheduler {
         // The engine's memory holds verified draft cells beyond n_past while a tick's accepted
         // tokens are handed out one by one: finish() cuts them before the cache keeps it.
         bool cells_ahead = false;
+        // Its next token is being sampled off the tick thread (engine_i::sample_deferred): not
+        // planned, not parked, until collect_deferred hands the token out.
+        bool sampling = false;
     };
     struct slot {
         bool used = false;
@@ -188,6 +191,8 @@ class scheduler {
                       const std::vector<int32_t> &drafts);
     void finish_waiting(seq_state &s, finish_reason reason);
     void on_sampled(int slot, token_id t);
+    // Hands out the tokens of deferred samples that finished (engine_i::take_deferred).
+    void collect_deferred();
     // Speculative decoding (tick thread): adds a draft to each eligible decode step of `plan`
     // (items[i] belongs to plan[i]); returns each item's draft length.
     std::vector<int32_t> add_drafts(const std::vector<plan_entry> &plan,
@@ -221,20 +226,24 @@ class scheduler {
     void adapt_prefill_budget(int32_t prefill_tokens, int32_t decode_steps, double tick_ms);
 
     // Ownership: engine_, slots_, ledger_, tick_no_, prefill_budget_, prefill_fit_,
-    // decode_step_ms_ and samples_ belong to the tick thread alone (run() and what it calls); no
-    // other thread reads them. mu_ guards waiting_, stopping_, arrivals_ and stats_: submit() (any
+    // decode_step_ms_, samples_, deferred_ and last_idle_ belong to the tick thread alone (run()
+    // and what it calls); no other thread reads them. mu_ guards waiting_, stopping_,
+    // deferred_ready_ (set by the engine's sampling thread), arrivals_ and stats_: submit() (any
     // thread) appends to waiting_ and bumps the waiting counts; the tick thread moves sessions
     // between waiting_ and slots_ and recomputes every count (update_counts_locked) under mu_.
     engine_i &engine_;
     scheduler_options opts_;
     std::vector<slot> slots_;
     service_ledger ledger_;
-    std::vector<sample_request> samples_;  // a tick's engine_i::sample_many, reused
+    std::vector<sample_request> samples_;             // a tick's engine_i::sample_many, reused
+    std::vector<std::pair<int, token_id>> deferred_;  // engine_i::take_deferred's, reused
 
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::deque<seq_state> waiting_;  // new requests and parked sequences
     bool stopping_          = false;
+    bool deferred_ready_    = false;  // a deferred sample finished (engine_i::on_deferred_ready)
+    bool last_idle_         = false;  // the last step() planned nothing (tick thread)
     uint64_t arrivals_      = 0;
     uint64_t tick_no_       = 0;
     int32_t prefill_budget_ = 0;   // prompt tokens per tick now (adapted to tick_ms)

@@ -37,21 +37,47 @@ void scheduler::settle(const std::vector<plan_entry> &plan, const std::vector<ba
     }
     // The sequences without a draft sample together (the engine may use two threads), then
     // each takes its token, or verifies its draft, in plan order.
+    // A sequence with an output grammar samples off the tick thread (engine_i::sample_deferred):
+    // its token joins a later tick, the others' do not wait for it.
     samples_.clear();
     for (size_t i = 0; i < plan.size(); ++i) {
-        if (items[i].want_logits && drafts[i] == 0)
-            samples_.push_back({plan[i].slot, static_cast<int>(i),
-                                static_cast<uint32_t>(slots_[plan[i].slot].seq.n_generated)});
+        if (!items[i].want_logits || drafts[i] != 0) continue;
+        auto &s           = slots_[plan[i].slot].seq;
+        const auto number = static_cast<uint32_t>(s.n_generated);
+        if (engine_.sample_deferrable(plan[i].slot)) {
+            engine_.sample_deferred(plan[i].slot, static_cast<int>(i), number);
+            s.sampling = true;
+        } else {
+            samples_.push_back({plan[i].slot, static_cast<int>(i), number});
+        }
     }
     engine_.sample_many(samples_);
     size_t k = 0;
     for (size_t i = 0; i < plan.size(); ++i) {
-        if (!items[i].want_logits) continue;
+        if (!items[i].want_logits || slots_[plan[i].slot].seq.sampling) continue;
         if (drafts[i] > 0) {
             verify(plan[i].slot, static_cast<int>(i), items[i], drafts[i]);
         } else {
             on_sampled(plan[i].slot, samples_.at(k++).out);
         }
+    }
+}
+
+void scheduler::collect_deferred() {
+    {
+        std::lock_guard lk(mu_);
+        deferred_ready_ = false;
+    }
+    deferred_.clear();
+    engine_.take_deferred(deferred_);
+    for (const auto &[slot, t] : deferred_) {
+        // A sequence that ended meanwhile had its sample dropped (seq_end, seq_start).
+        if (!slots_[slot].used || !slots_[slot].seq.sampling) continue;
+        slots_[slot].seq.sampling = false;
+        if (t < 0)
+            finish(slot, finish_reason::ERROR, "the output grammar could not be applied");
+        else
+            on_sampled(slot, t);
     }
 }
 

@@ -14,11 +14,14 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "engine/llama/chat_render.h"
+#include "engine/llama/deferred_sampling.h"
 #include "engine/llama/draft_model.h"
 #include "engine/llama/gumbel_sampler.h"
 #include "engine/llama/kv_config.h"
+#include "engine/llama/llama_engine_impl.h"
 #include "engine/llama/message_boundaries.h"
 #include "engine/llama/mtp_drafter.h"
 #include "engine/llama/parallel_sampling.h"
@@ -45,49 +48,6 @@ void llama_log_cb(ggml_log_level level, const char *text, void *) {
 std::once_flag backend_once;
 
 }  // namespace
-
-struct llama_engine::impl {
-    llama_model *model       = nullptr;
-    llama_context *ctx       = nullptr;
-    const llama_vocab *vocab = nullptr;
-    common_chat_templates_ptr templates;
-    llama_batch batch{};
-    // One persistent compute threadpool, as llama-server attaches (common.cpp common_threadpools):
-    // without it ggml creates and joins its threads on every graph compute, which costs a
-    // thread start per tick and, on a loaded 2-core machine, tens of ms of scheduling latency.
-    ggml_threadpool *threadpool = nullptr;
-    std::vector<common_sampler *> samplers;  // by seq id
-    std::vector<uint8_t> plain;  // by seq id: its chain has no grammar, no reasoning budget
-    // By seq id: a chain prepare_sampler built for the next seq_start (tick thread).
-    std::vector<std::shared_ptr<prepared_sampler>> prepared;
-    std::unique_ptr<parallel_sampler> sampling;  // sample_many on the threadpool (2+ threads)
-    std::shared_ptr<const utf8_token_table> utf8_table;  // every chain's sf-utf8 stage
-    std::vector<int32_t> item_logits_index;  // batch index of each item's last token, last decode
-    std::vector<int32_t> item_n_logits;      // rows with logits of each item (its last tokens)
-
-    struct parked_seq {
-        host_buffer state;  // llama_state_seq_get_data of the sequence
-        common_sampler *sampler = nullptr;
-    };
-    std::map<int64_t, parked_seq> parked;  // tick thread only
-    host_buffer share_scratch;             // seq_share's state copy, reused (tick thread)
-
-    std::unique_ptr<message_boundary_finder> boundaries;  // snapshot points (hybrid models)
-    int64_t next_handle = 1;
-    std::atomic<size_t> parked_bytes{0};
-    std::unique_ptr<token_memo> tokens;    // long prompts' tokenization (token_memo.h)
-    std::unique_ptr<draft_model> drafter;  // --spec-type draft (tick thread)
-    std::unique_ptr<mtp_drafter> mtp;      // --spec-type mtp (tick thread)
-    void forget_mtp(int seq) {
-        if (mtp) mtp->forget(seq);
-    }
-    // Frees what the constructor made before it throws (its destructor will not run).
-    void release_on_throw() {
-        llama_free(ctx);
-        if (threadpool) ggml_threadpool_free(threadpool);
-        llama_model_free(model);
-    }
-};
 
 llama_engine::llama_engine(const llama_engine_options &opts)
     : impl_(std::make_unique<impl>()), opts_(opts) {
@@ -174,6 +134,8 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         std::make_unique<message_boundary_finder>(impl_->templates.get(), impl_->vocab);
     impl_->batch = llama_batch_init(capacity, 0, 1);
     impl_->samplers.assign(opts_.parallel, nullptr);
+    impl_->grammars.assign(opts_.parallel, nullptr);
+    impl_->deferred = std::make_unique<deferred_sampler>(llama_vocab_n_tokens(impl_->vocab));
     impl_->plain.assign(opts_.parallel, 0);
     impl_->prepared.assign(opts_.parallel, nullptr);
     if (impl_->threadpool && threads >= 2)
@@ -244,11 +206,11 @@ void llama_engine::warm_up_chat() {
 }
 
 llama_engine::~llama_engine() {
-    for (auto *s : impl_->samplers) {
-        if (s) common_sampler_free(s);
-    }
+    impl_->deferred.reset();  // its thread may hold a sequence's samplers
+    for (int i = 0; i < static_cast<int>(impl_->samplers.size()); ++i) impl_->free_sampler(i);
     for (auto &[h, p] : impl_->parked) {
         if (p.sampler) common_sampler_free(p.sampler);
+        if (p.grammar) llama_sampler_free(p.grammar);
     }
     llama_batch_free(impl_->batch);
     impl_->boundaries.reset();  // it reads the templates
@@ -301,33 +263,6 @@ bool llama_engine::render_chat(const std::vector<chat_message> &messages,
         error = e.what();
         return false;
     }
-    return true;
-}
-
-std::shared_ptr<prepared_sampler> llama_engine::prepare_sampler(const sampling_params &p) const {
-    return prepare_chain(impl_->model, impl_->vocab, impl_->utf8_table, p);
-}
-
-void llama_engine::seq_use_prepared(int seq, std::shared_ptr<prepared_sampler> ready) {
-    impl_->prepared.at(seq) = std::move(ready);
-}
-
-bool llama_engine::seq_start(int seq, const sampling_params &p, std::span<const token_id> history,
-                             size_t n_generated) {
-    auto *&slot = impl_->samplers.at(seq);
-    if (slot) common_sampler_free(slot);
-    slot = nullptr;
-    // Built on the request's thread (prepare_sampler), else here.
-    built_sampler b = take_prepared(std::move(impl_->prepared.at(seq)));
-    impl_->prepared.at(seq).reset();
-    std::string error;
-    if (!b.sampler) b = build_sampler(impl_->model, impl_->vocab, impl_->utf8_table, p, error);
-    if (!b.sampler || !start_chain(b.sampler, p, history, n_generated, error)) {
-        SF_LOG_ERROR("engine", "sequence %d: cannot build its sampler: %s", seq, error.c_str());
-        return false;
-    }
-    impl_->plain.at(seq) = b.plain;
-    slot                 = b.sampler;
     return true;
 }
 
@@ -384,40 +319,6 @@ void llama_engine::set_interrupt(const std::atomic<bool> *flag) {
     llama_set_abort_callback(
         impl_->ctx, [](void *data) { return static_cast<const std::atomic<bool> *>(data)->load(); },
         const_cast<std::atomic<bool> *>(flag));
-}
-
-token_id llama_engine::sample(int seq, int item, uint32_t index) {
-    auto *s = impl_->samplers.at(seq);
-    gumbel_sampler_set_index(common_sampler_get(s), index);
-    int32_t idx = impl_->item_logits_index.at(item);
-    token_id t  = common_sampler_sample(s, impl_->ctx, idx);
-    common_sampler_accept(s, t, /*is_generated=*/true);
-    return t;
-}
-
-void llama_engine::sample_many(std::span<sample_request> reqs) {
-    constexpr size_t k_min_parallel = 4;  // below, the graph's kickoff costs more than it saves
-    std::vector<plain_sample> plain;
-    std::vector<size_t> from;  // plain[k] samples reqs[from[k]]
-    if (impl_->sampling && reqs.size() >= k_min_parallel) {
-        llama_synchronize(impl_->ctx);
-        for (size_t i = 0; i < reqs.size(); ++i) {
-            const auto &r = reqs[i];
-            if (!impl_->plain.at(r.seq)) continue;
-            const float *row =
-                llama_get_logits_ith(impl_->ctx, impl_->item_logits_index.at(r.item));
-            if (!row) continue;
-            plain.push_back({impl_->samplers.at(r.seq), row, r.index});
-            from.push_back(i);
-        }
-    }
-    if (plain.size() < k_min_parallel) return engine_i::sample_many(reqs);
-    impl_->sampling->run(plain);
-    parallel_samples_ += plain.size();
-    for (auto &r : reqs) r.out = LLAMA_TOKEN_NULL;
-    for (size_t k = 0; k < plain.size(); ++k) reqs[from[k]].out = plain[k].out;
-    for (auto &r : reqs)  // a grammar or a reasoning budget: common_sampler_sample, here
-        if (r.out == LLAMA_TOKEN_NULL) r.out = sample(r.seq, r.item, r.index);
 }
 
 void llama_engine::draft(int seq, std::span<const token_id> tokens, int32_t n_max,
@@ -477,26 +378,10 @@ void llama_engine::start_mtp(int32_t threads, int32_t capacity) {
     }
 }
 
-token_id llama_engine::sample_at(int seq, int item, int32_t offset, uint32_t index) {
-    auto *s = impl_->samplers.at(seq);
-    gumbel_sampler_set_index(common_sampler_get(s), index);
-    const int32_t n_l = impl_->item_n_logits.at(item);
-    if (offset < 0 || offset >= n_l)
-        throw std::out_of_range("sample_at: no logits at that row of the item");
-    const int32_t idx = impl_->item_logits_index.at(item) - (n_l - 1) + offset;
-    token_id t        = common_sampler_sample(s, impl_->ctx, idx);
-    common_sampler_accept(s, t, /*is_generated=*/true);
-    return t;
-}
-
 void llama_engine::seq_end(int seq) {
     llama_memory_seq_rm(llama_get_memory(impl_->ctx), seq, -1, -1);
     impl_->forget_mtp(seq);
-    auto *&slot = impl_->samplers.at(seq);
-    if (slot) {
-        common_sampler_free(slot);
-        slot = nullptr;
-    }
+    impl_->free_sampler(seq);
 }
 
 int64_t llama_engine::seq_park(int seq) {
@@ -505,9 +390,10 @@ int64_t llama_engine::seq_park(int seq) {
     if (!seq_save(seq, p.state)) return -1;
     llama_memory_seq_rm(llama_get_memory(ctx), seq, -1, -1);
     impl_->forget_mtp(seq);
-    p.sampler               = impl_->samplers.at(seq);
-    impl_->samplers.at(seq) = nullptr;
-    const int64_t h         = impl_->next_handle++;
+    impl_->deferred->forget(seq);
+    p.sampler       = std::exchange(impl_->samplers.at(seq), nullptr);
+    p.grammar       = std::exchange(impl_->grammars.at(seq), nullptr);
+    const int64_t h = impl_->next_handle++;
     impl_->parked_bytes += p.state.size();
     impl_->parked.emplace(h, std::move(p));
     return h;
@@ -519,9 +405,9 @@ bool llama_engine::seq_unpark(int64_t handle, int seq) {
     impl::parked_seq p = std::move(it->second);
     impl_->parked.erase(it);
     impl_->parked_bytes -= p.state.size();
-    auto *&slot = impl_->samplers.at(seq);
-    if (slot) common_sampler_free(slot);
-    slot = p.sampler;
+    impl_->free_sampler(seq);
+    impl_->samplers.at(seq) = p.sampler;
+    impl_->grammars.at(seq) = p.grammar;
     impl_->forget_mtp(seq);
     return llama_state_seq_set_data(impl_->ctx, p.state.data(), p.state.size(), seq) ==
            p.state.size();
@@ -531,6 +417,7 @@ void llama_engine::seq_drop_parked(int64_t handle) {
     auto it = impl_->parked.find(handle);
     if (it == impl_->parked.end()) return;
     if (it->second.sampler) common_sampler_free(it->second.sampler);
+    if (it->second.grammar) llama_sampler_free(it->second.grammar);
     impl_->parked_bytes -= it->second.state.size();
     impl_->parked.erase(it);
 }

@@ -72,6 +72,10 @@ class llama_engine final : public engine_i {
     token_id sample(int seq, int item, uint32_t index) override;
     /** Plain chains (no grammar, no reasoning budget) of 4+ sequences on ggml's threads. */
     void sample_many(std::span<sample_request> reqs) override;
+    bool sample_deferrable(int seq) const override;
+    void sample_deferred(int seq, int item, uint32_t index) override;
+    void take_deferred(std::vector<std::pair<int, token_id>> &out) override;
+    void on_deferred_ready(std::function<void()> wake) override;
     /** Tokens sample_many drew on ggml's threadpool so far (tick thread). */
     uint64_t parallel_samples() const { return parallel_samples_; }
     int32_t spec_draft_max() const override { return spec_draft_max_; }

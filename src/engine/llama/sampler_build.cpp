@@ -5,8 +5,10 @@
 #include <sampling.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <exception>
+#include <stdexcept>
 
 #include "engine/llama/gumbel_sampler.h"
 #include "engine/llama/sampler_constraint.h"
@@ -23,10 +25,43 @@ constexpr size_t k_prompt_tail = 256;
 // A chain built by prepare_chain, waiting for its sequence's seq_start.
 struct llama_prepared final : prepared_sampler {
     built_sampler b;
-    ~llama_prepared() override {
-        if (b.sampler) common_sampler_free(b.sampler);
-    }
+    ~llama_prepared() override { free_built(b); }
 };
+
+// Whether the request's grammar can be kept apart from common_sampler: an output grammar that
+// is not lazy and has no reasoning budget beside it (common_sampler_init then makes no budget
+// sampler: sampling.cpp) and is not llguidance's.
+bool grammar_apart(const common_params_sampling &sp) {
+    const std::string &g = common_grammar_value(sp.grammar);
+    if (g.empty() || sp.grammar_lazy || g.rfind("%llguidance", 0) == 0) return false;
+    const bool budget = !sp.reasoning_budget_start.empty() && !sp.reasoning_budget_end.empty() &&
+                        (sp.reasoning_budget_tokens >= 0 || sp.reasoning_control);
+    return !budget;
+}
+
+// The grammar sampler common_sampler_init would have made for `sp` (not lazy): parsed from the
+// grammar, then fed the generation prompt's tokens the template already placed (an output or
+// tool-call grammar starts after them), skipping a leading space token as sampling.cpp does.
+llama_sampler *build_grammar(const llama_vocab *vocab, const common_params_sampling &sp) {
+    llama_sampler *g =
+        llama_sampler_init_grammar(vocab, common_grammar_value(sp.grammar).c_str(), "root");
+    if (!g) throw std::runtime_error("failed to parse grammar");
+    if (sp.generation_prompt.empty() || !common_grammar_needs_prefill(sp.grammar)) return g;
+    const auto tokens = common_tokenize(vocab, sp.generation_prompt, false, true);
+    try {
+        for (size_t i = 0; i < tokens.size(); ++i) {
+            const std::string piece = common_token_to_piece(vocab, tokens[i], true);
+            if (i == 0 && !piece.empty() && std::isspace(static_cast<unsigned char>(piece[0])) &&
+                !std::isspace(static_cast<unsigned char>(sp.generation_prompt[0])))
+                continue;
+            llama_sampler_accept(g, tokens[i]);
+        }
+    } catch (...) {
+        llama_sampler_free(g);
+        throw;
+    }
+    return g;
+}
 
 }  // namespace
 
@@ -57,15 +92,21 @@ built_sampler build_sampler(const llama_model *model, const llama_vocab *vocab,
     // budget or a lazy grammar): the chain is all there is (parallel_sampling.h).
     out.plain = p.constraint.grammar.empty() && sp.reasoning_budget_tokens < 0;
     try {
+        if (grammar_apart(sp)) {
+            out.grammar = build_grammar(vocab, sp);
+            sp.grammar  = {};
+        }
         out.sampler = common_sampler_init(model, sp);
         // Well-formed UTF-8 only (utf8_guard_sampler.h).
         if (out.sampler) utf8_guard_install(common_sampler_get(out.sampler), utf8);
     } catch (const std::exception &e) {
-        if (out.sampler) common_sampler_free(out.sampler);
-        out.sampler = nullptr;
-        error       = e.what();
+        free_built(out);
+        error = e.what();
     }
-    if (!out.sampler && error.empty()) error = "the sampler could not be built";
+    if (!out.sampler) {
+        free_built(out);
+        if (error.empty()) error = "the sampler could not be built";
+    }
     return out;
 }
 
@@ -80,15 +121,22 @@ std::shared_ptr<prepared_sampler> prepare_chain(const llama_model *model, const 
     return out->b.sampler ? out : nullptr;
 }
 
+void free_built(built_sampler &b) {
+    if (b.sampler) common_sampler_free(b.sampler);
+    if (b.grammar) llama_sampler_free(b.grammar);
+    b = built_sampler{};
+}
+
 built_sampler take_prepared(std::shared_ptr<prepared_sampler> ready) {
     built_sampler b;
     if (auto *mine = dynamic_cast<llama_prepared *>(ready.get())) std::swap(b, mine->b);
     return b;
 }
 
-bool start_chain(common_sampler *chain, const sampling_params &p, std::span<const token_id> history,
+bool start_chain(built_sampler &b, const sampling_params &p, std::span<const token_id> history,
                  size_t n_generated, std::string &error) {
-    n_generated = std::min(n_generated, history.size());
+    common_sampler *chain = b.sampler;
+    n_generated           = std::min(n_generated, history.size());
     try {
         // The penalties look at recent tokens, prompt included (as llama-server does); the
         // tokens this session generated before a resume also advance grammar and reasoning
@@ -102,14 +150,46 @@ bool start_chain(common_sampler *chain, const sampling_params &p, std::span<cons
             all ? n_prompt : std::max<size_t>(k_prompt_tail, static_cast<size_t>(p.repeat_last_n));
         for (size_t i = n_prompt > window ? n_prompt - window : 0; i < history.size(); ++i)
             common_sampler_accept(chain, history[i], i >= n_prompt);
+        if (b.grammar)  // a grammar apart advances over the generated tokens, as in common_sampler
+            for (size_t i = n_prompt; i < history.size(); ++i)
+                llama_sampler_accept(b.grammar, history[i]);
     } catch (const std::exception &e) {
-        common_sampler_free(chain);
+        free_built(b);
         error = e.what();
         return false;
     }
     // Counter-based sampling in place of `dist` (gumbel_sampler.h): resumable and stable.
     gumbel_sampler_install(common_sampler_get(chain), p.seed);
     return true;
+}
+
+llama_token sample_with_grammar(common_sampler *chain, llama_sampler *grammar, const float *logits,
+                                int32_t n_vocab, uint32_t index,
+                                std::vector<llama_token_data> &scratch) {
+    llama_sampler *c = common_sampler_get(chain);
+    gumbel_sampler_set_index(c, index);
+    auto fill = [&] {
+        scratch.resize(static_cast<size_t>(n_vocab));
+        for (int32_t t = 0; t < n_vocab; ++t)
+            scratch[static_cast<size_t>(t)] = {t, logits[t], 0.0f};
+        return llama_token_data_array{scratch.data(), scratch.size(), -1, false};
+    };
+    llama_token_data_array cur = fill();
+    llama_sampler_apply(c, &cur);
+    llama_token id = cur.data[cur.selected].id;
+    // Rejection first (one token through the grammar), the whole vocabulary only when needed.
+    llama_token_data one{id, 1.0f, 0.0f};
+    llama_token_data_array single{&one, 1, -1, false};
+    llama_sampler_apply(grammar, &single);
+    if (single.data[0].logit == -INFINITY) {
+        cur = fill();
+        llama_sampler_apply(grammar, &cur);
+        llama_sampler_apply(c, &cur);
+        id = cur.data[cur.selected].id;
+    }
+    llama_sampler_accept(grammar, id);
+    common_sampler_accept(chain, id, /*is_generated=*/true);
+    return id;
 }
 
 }  // namespace sf

@@ -10,7 +10,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -39,9 +41,47 @@ class fake_engine : public engine_i {
                      rendered_prompt &, std::string &) const override {
         return false;
     }
-    bool seq_start(int seq, const sampling_params &, std::span<const token_id>, size_t) override {
+    bool seq_start(int seq, const sampling_params &p, std::span<const token_id>, size_t) override {
         samplers.insert(seq);
+        drop_deferred(seq);
+        if (p.constraint.grammar.empty())
+            grammar_seqs.erase(seq);
+        else
+            grammar_seqs.insert(seq);
         return true;
+    }
+    // A sequence started with a grammar samples through sample_deferred; its tokens come back
+    // from take_deferred only after release_deferred() (the test plays the sampling thread).
+    bool sample_deferrable(int seq) const override { return grammar_seqs.count(seq) > 0; }
+    void sample_deferred(int seq, int item, uint32_t index) override {
+        ++deferred_samples;
+        const token_id t = sample(seq, item, index);
+        std::lock_guard lk(deferred_mu);
+        deferred_jobs.emplace_back(seq, t);
+    }
+    void take_deferred(std::vector<std::pair<int, token_id>> &out) override {
+        std::lock_guard lk(deferred_mu);
+        if (!deferred_released) return;
+        out.insert(out.end(), deferred_jobs.begin(), deferred_jobs.end());
+        deferred_jobs.clear();
+    }
+    void on_deferred_ready(std::function<void()> wake) override {
+        std::lock_guard lk(deferred_mu);
+        deferred_wake = std::move(wake);
+    }
+    /** From now on deferred samples finish at once; wakes the tick loop. */
+    void release_deferred() {
+        std::function<void()> wake;
+        {
+            std::lock_guard lk(deferred_mu);
+            deferred_released = true;
+            wake              = deferred_wake;
+        }
+        if (wake) wake();
+    }
+    void drop_deferred(int seq) {
+        std::lock_guard lk(deferred_mu);
+        std::erase_if(deferred_jobs, [&](const auto &j) { return j.first == seq; });
     }
     int decode(const std::vector<batch_item> &items) override {
         size_t n_in = 0;
@@ -85,11 +125,13 @@ class fake_engine : public engine_i {
         return static_cast<token_id>(1000 + h % 1000);
     }
     void seq_end(int seq) override {
+        drop_deferred(seq);
         ended.push_back(seq);
         samplers.erase(seq);
         mem.erase(seq);
     }
     int64_t seq_park(int seq) override {
+        drop_deferred(seq);
         parked_seqs.push_back(seq);
         parked_mem[next_handle] = mem[seq];
         mem.erase(seq);
@@ -165,6 +207,12 @@ class fake_engine : public engine_i {
     std::vector<int> parked_seqs;
     std::vector<std::pair<int64_t, int>> unparked;
     int64_t next_handle = 1;
+    std::set<int> grammar_seqs;  // tick thread
+    std::atomic<int> deferred_samples{0};
+    std::mutex deferred_mu;  // guards the three below (the test's thread releases)
+    std::vector<std::pair<int, token_id>> deferred_jobs;
+    bool deferred_released = false;
+    std::function<void()> deferred_wake;
 };
 
 }  // namespace sf::test

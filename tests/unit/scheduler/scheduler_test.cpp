@@ -108,6 +108,47 @@ TEST(Scheduler, StopStringEndsTheSessionAndIsNotReleased) {
     EXPECT_EQ(evs.back().stop_string, "END");
 }
 
+// Issue #38 item 4: a sequence with an output grammar samples off the tick thread
+// (engine_i::sample_deferred). While its first token is still being sampled, the other
+// sequence generates all of its tokens; the grammar sequence is neither decoded nor parked
+// meanwhile, and once its samples come back it generates its whole stream, indices contiguous,
+// tokens as the fake samples them (each one more than the last decoded).
+TEST(Scheduler, AGrammarSequenceSampledOffTheTickThreadHoldsUpNoOne) {
+    sf::test::fake_engine eng;
+    eng.seqs            = 2;
+    eng.decode_sleep_us = 200;
+    sf::scheduler s(eng, opts(64, 64));
+    auto ch = std::make_shared<sf::event_channel>();
+    sf::sequence_request r;
+    r.session_id = "schema";
+    r.prompt.assign(4, 10);
+    r.sampling.max_tokens         = 20;
+    r.sampling.constraint.grammar = "root ::= [a-z]+";
+    r.channel                     = ch;
+    ASSERT_TRUE(s.submit(std::move(r)));
+    auto plain = submit(s, "plain", 4, 40);
+    s.start();
+    auto p = drain(*plain);
+    ASSERT_FALSE(p.empty());
+    EXPECT_EQ(p.back().reason, sf::finish_reason::LENGTH);
+    EXPECT_EQ(p.size(), 41u);
+    session_event ev;
+    EXPECT_FALSE(ch->pop(ev, 50ms));  // its first sample is still out
+    EXPECT_EQ(eng.deferred_samples.load(), 1);
+    eng.release_deferred();
+    auto g = drain(*ch);
+    s.stop();
+    ASSERT_EQ(g.size(), 21u);
+    EXPECT_EQ(g.back().reason, sf::finish_reason::LENGTH);
+    for (size_t i = 0; i + 1 < g.size(); ++i) {
+        EXPECT_EQ(g[i].index, i);
+        EXPECT_EQ(g[i].token, static_cast<int>(11 + i));
+    }
+    EXPECT_EQ(eng.deferred_samples.load(), 20);
+    EXPECT_TRUE(eng.parked_seqs.empty());
+    EXPECT_EQ(eng.no_sampler, 0);
+}
+
 TEST(Scheduler, CancelledSessionFreesItsSlotForTheNextOne) {
     sf::test::fake_engine eng;
     eng.seqs = 1;
