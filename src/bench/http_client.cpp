@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -80,6 +81,15 @@ void sse_reader::feed(const char *data, size_t len, double t) {
 }
 
 void sse_reader::line(const std::string &l, double t) {
+    if (l.rfind("id:", 0) == 0) {
+        // Superfluid's SESSION:INDEX (http/session_ids.h); anything else is not an index.
+        const size_t colon = l.rfind(':');
+        char *end          = nullptr;
+        const long long n  = std::strtoll(l.c_str() + colon + 1, &end, 10);
+        if (colon > 2 && end && *end == '\0' && end != l.c_str() + colon + 1)
+            out_.event_ids.push_back(n);
+        return;
+    }
     if (l.rfind("data:", 0) != 0) return;
     std::string payload = l.substr(5);
     if (!payload.empty() && payload[0] == ' ') payload.erase(0, 1);

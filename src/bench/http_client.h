@@ -38,6 +38,9 @@ struct stream_result {
     int draft_n          = 0;  // speculative draft tokens verified (timings.draft_n, both servers)
     int draft_n_accepted = 0;  // of which kept (timings.draft_n_accepted)
     std::string session;       // the X-Superfluid-Session response header ("" elsewhere)
+    // The token index of each SSE frame that named one (Superfluid's `id: SESSION:N`, the last
+    // token a frame completes), in arrival order; empty for servers that send no ids.
+    std::vector<long long> event_ids;
 
     /** Completion tokens: the usage figure, else the chunk count. */
     int tokens() const {

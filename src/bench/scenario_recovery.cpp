@@ -70,6 +70,54 @@ integrity align(const std::vector<std::string> &ref, const std::vector<std::stri
     return a;
 }
 
+/**
+ * What the client lost or got twice, judged without the reference text (issue #37: a
+ * continuation may differ from an uninterrupted run where two candidates nearly tie, which
+ * the text alignment cannot tell from a loss). For a stream whose frames carry token indices
+ * (Superfluid's SSE ids) and whose session the server journals: duplicated = frames whose index
+ * is not above every index before it; missing = 0 when the received text equals the session's
+ * journaled text, else the journaled tokens past the last index received. Without ids (a
+ * server that cannot resume): missing = reference tokens never received, duplicated from the
+ * text alignment.
+ */
+struct delivery {
+    int missing = 0, duplicated = 0;
+    int journal_equal = -1;  // 1/0: the received text equals the session's text; -1: no journal
+};
+
+delivery judge_delivery(const std::string &base, const stream_result &ref, const stream_result &got,
+                        const integrity &a) {
+    delivery d;
+    if (got.event_ids.empty() || got.session.empty()) {
+        d.missing    = std::max(0, static_cast<int>(ref.pieces.size()) - a.matched - a.mismatched);
+        d.duplicated = a.duplicated;
+        return d;
+    }
+    long long top = -1;
+    for (long long id : got.event_ids) {
+        if (id <= top) ++d.duplicated;
+        top = std::max(top, id);
+    }
+    std::string body;
+    if (http_get(base, "/v1/sessions/" + got.session, 30, &body) != 200) {
+        d.missing = std::max(0, static_cast<int>(ref.pieces.size()) - static_cast<int>(top + 1));
+        return d;
+    }
+    const auto j = nlohmann::json::parse(body, nullptr, false);
+    std::string journaled, received;
+    int generated = 0;
+    if (j.is_object()) {
+        for (const char *k : {"reasoning", "text"})
+            if (j.contains(k) && j[k].is_string()) journaled += j[k].get<std::string>();
+        if (j.contains("usage") && j["usage"].is_object())
+            generated = j["usage"].value("completion_tokens", 0);
+    }
+    for (const auto &p : got.pieces) received += p;
+    d.journal_equal = received == journaled ? 1 : 0;
+    if (!d.journal_equal) d.missing = std::max(1, generated - static_cast<int>(top + 1));
+    return d;
+}
+
 nlohmann::json story_messages() {
     return {{{"role", "user"},
              {"content", "Write a very long story about a lighthouse keeper. Do not stop."}}};
@@ -167,18 +215,20 @@ void measure(scenario_context &ctx, const kill_target &t, scenario_result &r) {
     if (got.cut) r.notes.push_back("stream cut: " + (got.error.empty() ? "no [DONE]" : got.error));
     t.settle();
 
-    integrity a             = align(ref.pieces, got.pieces);
-    auto &f                 = r.figures;
-    f["recovery_s"]         = recovery >= 0 ? num(recovery) : nullptr;
-    f["tokens_reference"]   = static_cast<int>(ref.pieces.size());
-    f["tokens_received"]    = static_cast<int>(got.pieces.size());
-    f["tokens_before_kill"] = before_kill;
-    f["tokens_missing"]     = static_cast<int>(ref.pieces.size()) - a.matched;
-    f["tokens_duplicated"]  = a.duplicated;
-    f["tokens_mismatched"]  = a.mismatched;
-    f["stream_cut"]         = got.cut ? 1 : 0;
-    f["reference_stable"]   = ref0.pieces == ref.pieces ? 1 : 0;
-    f["standby_at_kill"]    = standby_at_kill < 0 ? nlohmann::json() : num(standby_at_kill);
+    integrity a              = align(ref.pieces, got.pieces);
+    const delivery d         = judge_delivery(t.base, ref, got, a);
+    auto &f                  = r.figures;
+    f["recovery_s"]          = recovery >= 0 ? num(recovery) : nullptr;
+    f["tokens_reference"]    = static_cast<int>(ref.pieces.size());
+    f["tokens_received"]     = static_cast<int>(got.pieces.size());
+    f["tokens_before_kill"]  = before_kill;
+    f["tokens_missing"]      = d.missing;
+    f["tokens_duplicated"]   = d.duplicated;
+    f["text_equals_journal"] = d.journal_equal < 0 ? nlohmann::json() : num(d.journal_equal);
+    f["tokens_mismatched"]   = a.mismatched;
+    f["stream_cut"]          = got.cut ? 1 : 0;
+    f["reference_stable"]    = ref0.pieces == ref.pieces ? 1 : 0;
+    f["standby_at_kill"]     = standby_at_kill < 0 ? nlohmann::json() : num(standby_at_kill);
     // Where the received stream first leaves the reference, with the tokens around it.
     size_t common = 0;
     while (common < ref.pieces.size() && common < got.pieces.size() &&
