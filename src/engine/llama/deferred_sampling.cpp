@@ -52,13 +52,6 @@ void deferred_sampler::forget(int seq) {
     std::erase_if(done_, [&](const auto &d) { return d.first == seq; });
 }
 
-bool deferred_sampler::pending(int seq) const {
-    std::lock_guard lk(mu_);
-    return running_ == seq ||
-           std::any_of(queue_.begin(), queue_.end(), [&](const job &j) { return j.seq == seq; }) ||
-           std::any_of(done_.begin(), done_.end(), [&](const auto &d) { return d.first == seq; });
-}
-
 void deferred_sampler::loop() {
     // Linux scheduling policies are per thread: only this one yields to the decode's threads.
     // SCHED_IDLE runs it only on a core nothing else wants; where that is refused, nice 19.

@@ -49,8 +49,6 @@ class deferred_sampler {
     void take(std::vector<std::pair<int, llama_token>> &out);
     /** Drops seq's queued job and finished token, and waits for its running one. */
     void forget(int seq);
-    /** Whether seq has a job queued, running or a token not yet taken. */
-    bool pending(int seq) const;
     /**
      * Sets what runs (on the background thread, no lock of this class held) after each
      * finished sample; null: nothing. Returns after any call of the previous one ended.

@@ -22,6 +22,7 @@
 #include "engine/llama/message_boundaries.h"
 #include "engine/llama/mtp_drafter.h"
 #include "engine/llama/parallel_sampling.h"
+#include "engine/llama/sampler_build.h"
 #include "engine/llama/token_memo.h"
 #include "engine/llama/utf8_guard_sampler.h"
 #include "util/host_buffer.h"
@@ -64,6 +65,13 @@ struct llama_engine::impl {
     std::unique_ptr<draft_model> drafter;   // --spec-type draft (tick thread)
     std::unique_ptr<mtp_drafter> mtp;       // --spec-type mtp (tick thread)
     std::vector<llama_token_data> scratch;  // sample_with_grammar's candidates (tick thread)
+    // Samples seq (its grammar apart: grammars[seq] set) on this thread from logits row `idx`.
+    llama_token sample_grammar(int seq, int32_t idx, uint32_t index) {
+        llama_synchronize(ctx);
+        return sample_with_grammar(samplers.at(seq), grammars.at(seq),
+                                   llama_get_logits_ith(ctx, idx), llama_vocab_n_tokens(vocab),
+                                   index, scratch);
+    }
     // Frees seq's samplers, once a deferred sample of it (which uses them) is dropped.
     void free_sampler(int seq) {
         if (deferred) deferred->forget(seq);

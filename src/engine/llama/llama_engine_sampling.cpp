@@ -44,11 +44,7 @@ bool llama_engine::seq_start(int seq, const sampling_params &p, std::span<const 
 token_id llama_engine::sample(int seq, int item, uint32_t index) {
     auto *s     = impl_->samplers.at(seq);
     int32_t idx = impl_->item_logits_index.at(item);
-    if (auto *g = impl_->grammars.at(seq)) {
-        llama_synchronize(impl_->ctx);
-        return sample_with_grammar(s, g, llama_get_logits_ith(impl_->ctx, idx),
-                                   llama_vocab_n_tokens(impl_->vocab), index, impl_->scratch);
-    }
+    if (impl_->grammars.at(seq)) return impl_->sample_grammar(seq, idx, index);
     gumbel_sampler_set_index(common_sampler_get(s), index);
     token_id t = common_sampler_sample(s, impl_->ctx, idx);
     common_sampler_accept(s, t, /*is_generated=*/true);
@@ -106,11 +102,7 @@ token_id llama_engine::sample_at(int seq, int item, int32_t offset, uint32_t ind
     if (offset < 0 || offset >= n_l)
         throw std::out_of_range("sample_at: no logits at that row of the item");
     const int32_t idx = impl_->item_logits_index.at(item) - (n_l - 1) + offset;
-    if (auto *g = impl_->grammars.at(seq)) {
-        llama_synchronize(impl_->ctx);
-        return sample_with_grammar(s, g, llama_get_logits_ith(impl_->ctx, idx),
-                                   llama_vocab_n_tokens(impl_->vocab), index, impl_->scratch);
-    }
+    if (impl_->grammars.at(seq)) return impl_->sample_grammar(seq, idx, index);
     token_id t = common_sampler_sample(s, impl_->ctx, idx);
     common_sampler_accept(s, t, /*is_generated=*/true);
     return t;

@@ -41,12 +41,17 @@ void tsan_acquire([[maybe_unused]] void *edge) {
 
 }  // namespace
 
+llama_token_data_array candidates_from(const float *logits, int32_t n_vocab,
+                                       std::vector<llama_token_data> &scratch) {
+    scratch.resize(static_cast<size_t>(n_vocab));
+    for (int32_t t = 0; t < n_vocab; ++t) scratch[static_cast<size_t>(t)] = {t, logits[t], 0.0f};
+    return llama_token_data_array{scratch.data(), scratch.size(), -1, false};
+}
+
 void sample_plain(plain_sample &s, int32_t n_vocab, std::vector<llama_token_data> &scratch) {
     llama_sampler *chain = common_sampler_get(s.sampler);
     gumbel_sampler_set_index(chain, s.index);
-    scratch.resize(static_cast<size_t>(n_vocab));
-    for (int32_t t = 0; t < n_vocab; ++t) scratch[static_cast<size_t>(t)] = {t, s.logits[t], 0.0f};
-    llama_token_data_array cur{scratch.data(), scratch.size(), -1, false};
+    llama_token_data_array cur = candidates_from(s.logits, n_vocab, scratch);
     llama_sampler_apply(chain, &cur);
     s.out = cur.data[cur.selected].id;
     common_sampler_accept(s.sampler, s.out, /*is_generated=*/true);

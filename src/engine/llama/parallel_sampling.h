@@ -33,6 +33,13 @@ struct plain_sample {
 };
 
 /**
+ * The candidate array over a logits row: every token id of `n_vocab` with its logit, in
+ * `scratch` (resized, reused), nothing selected. As common_sampler's set_logits builds it.
+ */
+llama_token_data_array candidates_from(const float *logits, int32_t n_vocab,
+                                       std::vector<llama_token_data> &scratch);
+
+/**
  * Samples `s` (into s.out) as common_sampler_sample + common_sampler_accept would for a chain
  * without grammar or reasoning budget; `scratch` is the candidate array, reused (resized to
  * n_vocab).

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "engine/llama/gumbel_sampler.h"
+#include "engine/llama/parallel_sampling.h"
 #include "engine/llama/sampler_constraint.h"
 #include "engine/llama/utf8_guard_sampler.h"
 
@@ -168,13 +169,7 @@ llama_token sample_with_grammar(common_sampler *chain, llama_sampler *grammar, c
                                 std::vector<llama_token_data> &scratch) {
     llama_sampler *c = common_sampler_get(chain);
     gumbel_sampler_set_index(c, index);
-    auto fill = [&] {
-        scratch.resize(static_cast<size_t>(n_vocab));
-        for (int32_t t = 0; t < n_vocab; ++t)
-            scratch[static_cast<size_t>(t)] = {t, logits[t], 0.0f};
-        return llama_token_data_array{scratch.data(), scratch.size(), -1, false};
-    };
-    llama_token_data_array cur = fill();
+    llama_token_data_array cur = candidates_from(logits, n_vocab, scratch);
     llama_sampler_apply(c, &cur);
     llama_token id = cur.data[cur.selected].id;
     // Rejection first (one token through the grammar), the whole vocabulary only when needed.
@@ -182,7 +177,7 @@ llama_token sample_with_grammar(common_sampler *chain, llama_sampler *grammar, c
     llama_token_data_array single{&one, 1, -1, false};
     llama_sampler_apply(grammar, &single);
     if (single.data[0].logit == -INFINITY) {
-        cur = fill();
+        cur = candidates_from(logits, n_vocab, scratch);
         llama_sampler_apply(grammar, &cur);
         llama_sampler_apply(c, &cur);
         id = cur.data[cur.selected].id;
