@@ -1,5 +1,7 @@
 #include "session/session_relay.h"
 
+#include <algorithm>
+
 #include "util/log.h"
 
 namespace sf {
@@ -29,6 +31,7 @@ uint64_t session_relay::prepare(const std::string &id) {
     std::lock_guard lk(e->mu);
     const uint64_t epoch = next_epoch();
     e->epoch.store(epoch);
+    give(*e, epoch);
     e->st = state::PENDING;
     e->ahead.clear();
     e->early.clear();
@@ -90,6 +93,7 @@ void session_relay::adopt(const std::shared_ptr<session> &s, const worker_submis
     e->st         = state::LOST;
     e->next_index = s->token_count();
     e->t0         = std::chrono::steady_clock::now();
+    if (sub.epoch != 0) give(*e, sub.epoch);
     {
         std::lock_guard lk(mu_);
         entries_[s->id()] = e;
@@ -163,6 +167,9 @@ void session_relay::on_events(uint64_t stream, std::vector<worker_event> &batch)
         const bool current =
             we.epoch == e->epoch.load() && (e->st == state::PENDING || e->st == state::ACTIVE);
         if (!current) {
+            // A late event of an earlier placement is dropped; an epoch this session never had
+            // is a node writing into a session it does not hold.
+            if (!was_given(*e, we.epoch)) refused_.fetch_add(1, std::memory_order_relaxed);
             dropped_.fetch_add(1, std::memory_order_relaxed);
             continue;
         }
@@ -210,6 +217,15 @@ void session_relay::on_stream_lost(uint64_t stream) {
     }
     for (auto &id : lost)
         if (on_lost_) on_lost_(id);
+}
+
+void session_relay::give(entry &e, uint64_t epoch) {
+    if (e.given.size() >= k_max_epochs) e.given.erase(e.given.begin());
+    e.given.push_back(epoch);
+}
+
+bool session_relay::was_given(const entry &e, uint64_t epoch) {
+    return std::find(e.given.begin(), e.given.end(), epoch) != e.given.end();
 }
 
 bool session_relay::keep(entry &e, session_event &&ev) {

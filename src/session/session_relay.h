@@ -8,7 +8,9 @@
 // resubmits it from what the journal holds. A session ends only as its client or its model
 // ends it. Events are taken only from the event stream the current placement was accepted on:
 // a node that held a session once cannot write into it after it moved (they are dropped and
-// counted, `dropped()`).
+// counted, `dropped()`). An event under an epoch the head never gave the session (a node
+// guessing one: epochs come from one counter) is refused (`refused()`), whatever the session's
+// state; one under an earlier epoch of its own is a late event of a lost placement, dropped.
 //
 // Threads: on_events / on_stream_lost run on the worker client's event thread; prepare,
 // activate and drop on the thread that submits (an HTTP handler in start(), the resumer);
@@ -100,9 +102,9 @@ class session_relay final : public worker_listener {
     /** Events dropped so far: of another epoch, duplicated, or for no running session. */
     uint64_t dropped() const { return dropped_.load(); }
     /**
-     * Of those, events for the current epoch that came on another node's stream than the one
-     * the placement runs on, or too far ahead of the next index (k_max_ahead): a node writing
-     * into a session it does not hold.
+     * Of those, events a node wrote into a session it does not hold: under an epoch never given
+     * to the session, under its current epoch on another node's stream than the one the
+     * placement runs on, or too far ahead of the next index (k_max_ahead).
      */
     uint64_t refused() const { return refused_.load(); }
     /** Sessions whose worker ended them unasked (a stopping worker's cancel): moved, not ended. */
@@ -110,12 +112,15 @@ class session_relay final : public worker_listener {
 
     /** Out-of-order events kept per session at most; beyond it they are dropped as refused. */
     static constexpr uint32_t k_max_ahead = 4096;
+    /** Epochs remembered per session (its latest placements); older ones read as never given. */
+    static constexpr size_t k_max_epochs = 256;
 
   private:
     enum class state { PENDING, ACTIVE, LOST, DONE };
     struct entry {
         std::mutex mu;
         std::atomic<uint64_t> epoch{0};  // the current placement's (read by cancel unlocked)
+        std::vector<uint64_t> given;     // epochs given to this session, oldest first (bounded)
         state st = state::PENDING;
         std::shared_ptr<session> s;
         worker_submission sub;
@@ -130,6 +135,10 @@ class session_relay final : public worker_listener {
         int repairs = 0;  // resubmissions to fill a gap in the events
     };
     std::shared_ptr<entry> find(const std::string &id);
+    // Remembers that `epoch` was given to the session (entry locked).
+    static void give(entry &e, uint64_t epoch);
+    // Whether `epoch` was given to the session (entry locked).
+    static bool was_given(const entry &e, uint64_t epoch);
     // Keeps one event of the current placement (entry locked). False when it was a duplicate.
     bool keep(entry &e, session_event &&ev);
     // Hands the tokens that are next in order to the journal, then the finish once every

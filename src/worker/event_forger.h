@@ -3,10 +3,10 @@
 // last token it sent for each session, and when the head opens a new Events call (after a lost
 // link, when the head has moved those sessions elsewhere), it first sends, for each of them, the
 // next three tokens with the text "FORGED" and a finish under each of the 64 epochs after the
-// one it had: epochs come from one counter of the head, so the moved placement's is among them,
-// as a guest guessing them would find. The head must refuse them (events only from the stream
-// the placement was accepted on). Never set outside tests; the worker logs a warning when it
-// is. Thread-safe.
+// one it had: epochs come from one counter of the head, so a guest guessing would try those.
+// The head must refuse them (an epoch it never gave the session, or the current one on another
+// stream than the one the placement was accepted on). Never set outside tests; the worker logs a
+// warning when it is. Thread-safe.
 #pragma once
 
 #include <map>

@@ -421,7 +421,10 @@ test('cluster: a guest whose link is cut silently (veth down): its sessions move
 // Issue #37: a guest cannot write into sessions it does not hold. guest-b runs a worker that
 // misbehaves on purpose (FORGE, worker/event_forger.h): when the head opens a new Events call to
 // it after its link came back, it first sends, for every session it ran, three "FORGED" tokens
-// and a finish under each of the 64 epochs after its own (the moved placement's is among them).
+// and a finish under each of the 64 epochs after its own. The head refuses an epoch it never
+// gave the session (whether the moved session runs or still waits for a slot: its retries take
+// new epochs, so the moved placement's may lie beyond the 64) and its current epoch on another
+// node's stream.
 // Sixteen streams fill every slot of the four nodes, so guest-b surely runs some, and the moved
 // ones wait for a slot elsewhere: they still run when it forges. New prompts (prefix affinity
 // would send the story prompts where they ran before). The kill comes early (each of guest-b's

@@ -300,6 +300,27 @@ TEST(SessionRelay, EventsFromAnotherStreamAreRefused) {
     r.expect_exactly_once(*s);
 }
 
+// The session moved and is waiting to be placed again (lost, worker down): a node that guesses
+// epochs near its old one writes under epochs the session never had. Those are refused, while
+// late events of its own lost placement are only dropped; neither reaches the client.
+TEST(SessionRelay, EventsUnderAnEpochNeverGivenAreRefusedWhileTheSessionWaits) {
+    rig r(4);
+    auto s        = r.start();
+    const auto id = s->id();
+    const auto e  = r.fake->epoch_of(id);
+    r.fake->send({tok(id, e, 0)});
+    r.fake->lose_stream();  // not restarted yet: the session waits, lost
+    const auto other = r.fake->stream_id() + 7;
+    r.fake->send_on(other, {stale(id, e + 3, 1), stale(id, e + 40, 1), fin(id, e + 41, 2)});
+    EXPECT_EQ(r.mgr->relay_stats().refused, 3u);
+    r.fake->send({stale(id, e, 1)});  // its own lost placement, late
+    EXPECT_EQ(r.mgr->relay_stats().refused, 3u);
+    r.fake->restart();
+    std::mt19937 rng(7);
+    r.run({s}, rng);
+    r.expect_exactly_once(*s);
+}
+
 TEST(SessionRelay, ACancelWhileLostIsNotResubmitted) {
     rig r(8);
     auto s        = r.start();
