@@ -66,13 +66,12 @@ std::vector<server_spec> server_specs(const bench_options &o) {
             peer_spec.insert(peer_spec.end(), {"-md", o.model_draft});
         }
     }
-    if (!o.against.empty())  // the only peer so far: llama-server
+    if (!o.against.empty()) {  // the only peer so far: llama-server, tuned on its own if asked
+        const int peer_par = o.peer_parallel > 0 ? o.peer_parallel : par;
+        const int peer_ctx = o.peer_ctx_size > 0 ? o.peer_ctx_size : ctx;
         specs.push_back({server_kind::llama_server, "llama-server", o.llama_server_bin, o.model, "",
-                         ctx,
-                         o.server_defaults     ? 0
-                         : o.peer_parallel > 0 ? o.peer_parallel
-                                               : par,
-                         o.threads});
+                         peer_ctx, peer_par, o.threads});
+    }
     if (!o.against.empty()) specs.back().peer_args = peer_spec;
     return specs;
 }
@@ -226,6 +225,7 @@ int run(const bench_options &o) {
                          {"ctx_size", o.ctx_size},
                          {"parallel", o.parallel},
                          {"peer_parallel", o.peer_parallel > 0 ? o.peer_parallel : o.parallel},
+                         {"peer_ctx_size", o.peer_ctx_size > 0 ? o.peer_ctx_size : o.ctx_size},
                          {"threads", o.threads},
                          {"standby", standby.empty() ? "default" : standby}};
     rec["machine"]    = machine_info();

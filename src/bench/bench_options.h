@@ -26,8 +26,10 @@ struct bench_options {
     int ctx_size      = 8192;  // per sequence, both servers
     int parallel      = 8;     // sequences / slots, both servers
     int peer_parallel = 0;     // llama-server's slots (-np); 0: same as `parallel`
+    int peer_ctx_size = 0;     // llama-server's context per slot (-c is it × -np); 0: `ctx_size`
     // --server-defaults: neither server gets a context or slot flag (each its own defaults:
-    // ours sized by KV memory, llama-server's 4 slots of the model's trained context).
+    // ours sized by KV memory, llama-server's 4 slots of the model's trained context), unless
+    // --peer-parallel / --peer-ctx-size tune the peer (llama-server as a user would set it up).
     bool server_defaults     = false;
     int threads              = 0;     // inference threads (0 = engine default)
     double request_timeout_s = 900;   // one HTTP request's read timeout

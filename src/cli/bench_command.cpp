@@ -33,8 +33,13 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
                  "Start both servers with their own context and slot defaults (no --ctx-size, "
                  "--parallel, -c, -np)");
     cmd.add_option("--peer-parallel", o.peer_parallel,
-                   "llama-server's slots (-np) when not --parallel, e.g. 4, its default; its "
-                   "total context stays --ctx-size per slot")
+                   "llama-server's slots (-np), also with --server-defaults (0: as --parallel, "
+                   "or its own default); its total context is --peer-ctx-size per slot")
+        ->capture_default_str();
+    cmd.add_option("--peer-ctx-size", o.peer_ctx_size,
+                   "llama-server's context per slot (-c is it times -np), also with "
+                   "--server-defaults, e.g. 8192 with --peer-parallel 8 for -c 65536 -np 8 "
+                   "(0: as --ctx-size)")
         ->capture_default_str();
     cmd.add_option("--threads", o.threads, "Inference threads (0 = engine default)")
         ->capture_default_str();
