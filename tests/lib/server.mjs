@@ -57,11 +57,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * and no --cache-dir (the server's XDG defaults under `env`'s HOME). `bin`: another superfluid
  * binary (an installed one); `env`: the server's environment (default this process's).
  * `waitHealthy` false: return once the server answers HTTP at all (a routing-only cluster head
- * is not healthy before a guest joins).
+ * is not healthy before a guest joins). `port`: listen there (a restart where a client
+ * retries the same address); default a free port.
  * Returns { url, baseURL, port, stateDir, proc, log(), metrics(), stop() }.
  */
-export async function startServer(args = [], { modelPath = model(), stateDir = mkdtempSync(join(scratch, 'state-')), cacheDir, bin = SUPERFLUID, env = process.env, waitHealthy = true } = {}) {
-  const port = await freePort();
+export async function startServer(args = [], { modelPath = model(), stateDir = mkdtempSync(join(scratch, 'state-')), cacheDir, bin = SUPERFLUID, env = process.env, waitHealthy = true, port: fixedPort = 0 } = {}) {
+  const port = fixedPort || (await freePort());
   const logFile = [];
   // The prefix cache's disk tier stays inside the test's scratch space unless a test names one.
   const cache = args.includes('--cache-dir') || stateDir === null ? [] : ['--cache-dir', cacheDir || join(stateDir, 'prefix-cache')];
