@@ -11,7 +11,7 @@ import { postJson } from '../lib/ndjson.mjs';
 
 let server;
 before(async () => {
-  server = await startServer(['--parallel', '8']);
+  server = await startServer([]);
 });
 after(async () => server && (await server.stop()));
 
