@@ -59,7 +59,8 @@ bool scheduler::submit(sequence_request req) {
     {
         std::lock_guard lk(mu_);
         const int c = static_cast<int>(req.cls);
-        if (stats_.waiting_by_class[c] >= opts_.max_waiting) return false;
+        // The published count (as of the tick thread's last step) plus what arrived since.
+        if (published_.waiting_by_class[c] + inbox_by_class_[c] >= opts_.max_waiting) return false;
         seq_state s;
         s.req            = std::move(req);
         s.arrival        = ++arrivals_;
@@ -68,11 +69,8 @@ bool scheduler::submit(sequence_request req) {
         // planned in the next tick (scheduler_options::interrupt_ticks).
         if (s.req.cls == priority_class::INTERACTIVE && plain_decode_.load())
             interrupt_.store(true);
-        waiting_.push_back(std::move(s));
-        // Only the waiting counts: slots_ belong to the tick thread (scheduler.h), which
-        // refreshes the running counts itself.
-        stats_.waiting_by_class[c]++;
-        stats_.waiting++;
+        inbox_.push_back(std::move(s));
+        inbox_by_class_[c]++;
     }
     cv_.notify_one();
     return true;
@@ -105,21 +103,29 @@ void scheduler::stop() {
 
 scheduler_stats scheduler::stats() const {
     std::lock_guard lk(mu_);
-    return stats_;
+    scheduler_stats out = published_;
+    for (int c = 0; c < k_classes; ++c) out.waiting_by_class[c] += inbox_by_class_[c];
+    out.waiting += static_cast<int32_t>(inbox_.size());
+    return out;
 }
 
-// Class after aging: one step more urgent per aging_ms since the sequence was last served.
-priority_class scheduler::aged(const seq_state &s, clock::time_point now) const {
-    int c = static_cast<int>(s.req.cls);
-    if (opts_.aging_ms > 0) {
-        auto waited =
-            std::chrono::duration_cast<std::chrono::milliseconds>(now - s.last_served_at).count();
-        c -= static_cast<int>(std::min<int64_t>(waited / opts_.aging_ms, k_classes));
+void scheduler::drain_inbox() {
+    std::deque<seq_state> arrived;
+    {
+        std::lock_guard lk(mu_);
+        arrived.swap(inbox_);
+        inbox_by_class_ = {};
     }
-    return static_cast<priority_class>(std::max(c, 0));
+    for (auto &s : arrived) waiting_.push_back(std::move(s));
 }
 
-void scheduler::update_counts_locked() {
+void scheduler::publish_stats() {
+    update_counts();
+    std::lock_guard lk(mu_);
+    published_ = stats_;
+}
+
+void scheduler::update_counts() {
     stats_.running_by_class = {};
     stats_.waiting_by_class = {};
     int64_t kv              = 0;
@@ -133,157 +139,6 @@ void scheduler::update_counts_locked() {
         stats_.running_by_class[0] + stats_.running_by_class[1] + stats_.running_by_class[2];
     stats_.waiting = static_cast<int32_t>(waiting_.size());
     stats_.kv_used = kv;
-}
-
-// Puts a waiting sequence (new or parked) into a free slot.
-void scheduler::place(int i, seq_state &&s) {
-    auto &sl         = slots_[i];
-    sl.used          = true;
-    sl.seq           = std::move(s);
-    auto &q          = sl.seq;
-    q.served_in_slot = 0;
-    if (q.parked >= 0) {
-        release_held(i);
-        bool ok  = engine_.seq_unpark(q.parked, i);
-        q.parked = -1;
-        if (!ok) {
-            SF_LOG_ERROR("scheduler", "session %s: cannot restore its parked state",
-                         q.req.session_id.c_str());
-            finish(i, finish_reason::ERROR, "the engine could not restore the preempted sequence");
-        }
-        return;
-    }
-    q.pending = q.req.prompt;
-    q.pending.insert(q.pending.end(), q.req.resume_tokens.begin(), q.req.resume_tokens.end());
-    q.tokens   = q.pending;
-    q.attached = opts_.cache == nullptr || !opts_.cache->enabled();
-    // What the slot's memory holds stays for attach_new only when this sequence can use it.
-    if (!sl.held.empty() && held_reuse(i, q.tokens, reuse_limit(q), q.req.cache_scope) == 0)
-        release_held(i);
-    if (!q.attached && !opts_.cache->partial()) {
-        // Snapshot points: message ends, and the prompt but its last token (an identical
-        // prompt then reuses all it can: the last token is decoded for its logits anyway);
-        // attach_new keeps those spaced at least a quantum apart (spaced_snapshot_points).
-        const auto n_prompt = static_cast<int32_t>(q.req.prompt.size());
-        for (int32_t b : q.req.boundaries)
-            if (b > 0 && b < n_prompt - 1) q.boundaries.push_back(b);
-        if (n_prompt > 1) q.boundaries.push_back(n_prompt - 1);
-    }
-    q.text.emplace(q.req.stops);
-    // A resumed session: rebuild the text state from the tokens already delivered.
-    for (token_id t : q.req.resume_tokens) q.text->push(engine_.token_piece(t));
-    q.n_generated = static_cast<uint32_t>(q.req.resume_tokens.size());
-    q.started     = true;
-    // Its wait for prompt service starts now: a newcomer is not "least recently served" ahead of
-    // a prompt that has waited (the planner's reserved share goes to the longest wait).
-    q.last_served = tick_no_;
-    if (q.req.sampler) engine_.seq_use_prepared(i, std::move(q.req.sampler));
-    if (!engine_.seq_start(i, q.req.sampling, q.pending, q.req.resume_tokens.size())) {
-        finish(i, finish_reason::ERROR,
-               "the engine could not set up the sequence's sampler (see the worker's log)");
-    }
-}
-
-// The running slot to park for a waiting session of class `c`: the least urgent one that is
-// strictly less urgent than `c` (latest arrival among equals), or -1.
-int scheduler::pick_victim(priority_class c) const {
-    int victim = -1;
-    for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
-        const auto &sl = slots_[i];
-        if (!sl.used || sl.seq.req.cls <= c || sl.seq.sampling) continue;
-        if (victim < 0 || sl.seq.req.cls > slots_[victim].seq.req.cls ||
-            (sl.seq.req.cls == slots_[victim].seq.req.cls &&
-             sl.seq.arrival > slots_[victim].seq.arrival)) {
-            victim = i;
-        }
-    }
-    return victim;
-}
-
-const std::string &scheduler::client_of(const seq_state &s) const {
-    return s.req.client.empty() ? s.req.session_id : s.req.client;
-}
-
-service_rank scheduler::rank(const seq_state &s, clock::time_point now) const {
-    return ledger_.rank(s.service, client_of(s), now);
-}
-
-// For a newcomer (never placed) with no free slot and no less urgent class running: the running
-// sequence of its class with the most attained service that ranks after the newcomer and has
-// had its quantum of service since it was placed, or, never parked yet, has a prompt of at least
-// a quantum (known to be long from the start, as FastServe's skip-join places it) while its
-// state is still under a quantum (parking copies it: a prompt mostly from the prefix cache is
-// not parked early); else -1.
-int scheduler::pick_fair_victim(const seq_state &w, clock::time_point now) const {
-    if (w.started || w.parked >= 0) return -1;
-    const service_rank mine = rank(w, now);
-    int victim              = -1;
-    service_rank most;
-    for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
-        const auto &sl = slots_[i];
-        if (!sl.used || sl.seq.req.cls != w.req.cls || sl.seq.sampling) continue;
-        const int64_t q       = opts_.service.quantum;
-        const auto &s         = sl.seq;
-        const bool skip_joins = s.parks == 0 && static_cast<int64_t>(s.req.prompt.size()) >= q &&
-                                s.n_past < q;  // long prompt, small state (no big cache hit)
-        if (s.served_in_slot < q && !skip_joins) continue;
-        const service_rank r = rank(sl.seq, now);
-        if (!(mine < r)) continue;
-        if (victim < 0 || most < r) {
-            victim = i;
-            most   = r;
-        }
-    }
-    return victim;
-}
-
-// Parks slot v's sequence into the waiting queue (mu_ held). False when the engine cannot.
-bool scheduler::park(int v, const seq_state &for_whom, clock::time_point now) {
-    if (!slots_[v].seq.attached) release_held(v);  // its state is then exactly n_past = 0
-    seq_state parked = std::move(slots_[v].seq);
-    parked.parked    = engine_.seq_park(v);
-    if (parked.parked < 0) {
-        slots_[v].seq = std::move(parked);  // cannot park it: leave it running
-        return false;
-    }
-    SF_LOG_DEBUG("scheduler", "preempted session %s (class %d) for %s",
-                 parked.req.session_id.c_str(), static_cast<int>(parked.req.cls),
-                 for_whom.req.session_id.c_str());
-    stats_.preemptions++;
-    stats_.preemptions_by_class[static_cast<int>(parked.req.cls)]++;
-    parked.last_served_at = now;  // its wait for a slot starts now
-    parked.parks++;
-    slots_[v].used = false;
-    slots_[v].seq  = seq_state{};
-    waiting_.push_back(std::move(parked));
-    return true;
-}
-
-void scheduler::admit_locked(clock::time_point now) {
-    // By aged class, then least attained service (a newcomer before a parked sequence of the
-    // same client; a light client's newcomer before a heavy one's), then arrival.
-    for (auto &w : waiting_) w.queue_rank = rank(w, now);
-    std::stable_sort(waiting_.begin(), waiting_.end(), [&](const seq_state &a, const seq_state &b) {
-        auto ca = aged(a, now), cb = aged(b, now);
-        if (ca != cb) return ca < cb;
-        if (a.queue_rank < b.queue_rank || b.queue_rank < a.queue_rank)
-            return a.queue_rank < b.queue_rank;
-        return a.arrival < b.arrival;
-    });
-    while (!waiting_.empty()) {
-        int free_slot = choose_free_slot(waiting_.front());
-        if (free_slot < 0) {
-            // A less urgent class first; else, within the class, the most-served sequence.
-            int v = pick_victim(aged(waiting_.front(), now));
-            if (v < 0) v = pick_fair_victim(waiting_.front(), now);
-            if (v < 0 || !park(v, waiting_.front(), now)) break;
-            free_slot = v;
-        }
-        seq_state next = std::move(waiting_.front());
-        waiting_.pop_front();
-        place(free_slot, std::move(next));
-    }
-    update_counts_locked();
 }
 
 void scheduler::finish_waiting(seq_state &s, finish_reason reason) {
@@ -305,7 +160,6 @@ void scheduler::drop_cancelled() {
         if (slots_[i].used && slots_[i].seq.req.channel->cancelled())
             finish(i, finish_reason::CANCELLED);
     }
-    std::lock_guard lk(mu_);
     for (auto it = waiting_.begin(); it != waiting_.end();) {
         if (it->req.channel->cancelled()) {
             finish_waiting(*it, finish_reason::CANCELLED);
@@ -314,7 +168,6 @@ void scheduler::drop_cancelled() {
             ++it;
         }
     }
-    update_counts_locked();
 }
 
 void scheduler::finish(int slot, finish_reason reason, std::string error) {
@@ -355,8 +208,7 @@ void scheduler::finish(int slot, finish_reason reason, std::string error) {
     }
     slots_[slot].used = false;
     slots_[slot].seq  = seq_state{};
-    // Counts are refreshed once per loop iteration (run()); no lock taken here, so this may be
-    // called from admission, which holds mu_.
+    // Counts are refreshed once per loop iteration (publish_stats).
 }
 
 void scheduler::on_sampled(int slot, token_id t) {
@@ -376,10 +228,7 @@ void scheduler::on_sampled(int slot, token_id t) {
     if (ev.index == 0) ev.cached_tokens = s.cached;
     bool stopped = s.text->stopped();
     s.req.channel->push(std::move(ev));
-    {
-        std::lock_guard lk(mu_);
-        stats_.generated_tokens++;
-    }
+    stats_.generated_tokens++;
     if (stopped) {
         finish(slot, finish_reason::STOP);
     } else if (static_cast<int32_t>(s.n_generated) >= s.req.sampling.max_tokens ||
@@ -391,11 +240,8 @@ void scheduler::on_sampled(int slot, token_id t) {
     }
 }
 
-// One tick: plan, decode, sample. Returns false when there was nothing to do.
-bool scheduler::tick() {
-    const auto now = this->now();
-    collect_deferred();
-    attach_new();
+// The tick's plan: what each placed sequence could decode now (plan_input), then plan_tick.
+std::vector<plan_input> scheduler::plan_inputs(clock::time_point now) const {
     std::vector<plan_input> in;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
         const auto &sl = slots_[i];
@@ -417,6 +263,10 @@ bool scheduler::tick() {
         in.push_back(
             {i, aged(s, now), pending, one_by_one, s.last_served, s.arrival, rank(s, now)});
     }
+    return in;
+}
+
+planner_options scheduler::tick_planner_options() const {
     planner_options po = opts_.planner;
     po.prefill_budget  = prefill_budget_;
     po.min_share       = opts_.service.min_share;
@@ -425,13 +275,14 @@ bool scheduler::tick() {
     const int32_t q = std::max(po.quantum, 1);
     po.interactive_tick_prefill =
         prefill_fit_ < 0 ? -1 : static_cast<int32_t>(prefill_fit_) / q * q;
-    auto plan = plan_tick(in, po);
-    if (plan.empty()) return false;
+    return po;
+}
 
-    ++tick_no_;
-    std::vector<batch_item> items;
-    items.reserve(plan.size());
-    int32_t n_prompt = 0, n_steps = 0;
+// The tick's batch: each planned entry's tokens at its position, logits where its pending
+// tokens end, and speculative drafts on top of decode steps.
+scheduler::tick_batch scheduler::build_batch(const std::vector<plan_entry> &plan) {
+    tick_batch b;
+    b.items.reserve(plan.size());
     for (const auto &e : plan) {
         auto &s = slots_[e.slot].seq;
         batch_item it;
@@ -440,13 +291,27 @@ bool scheduler::tick() {
         it.pos         = s.n_past;
         it.want_logits = e.n_tokens == static_cast<int32_t>(s.pending.size());
         if (!s.generating)
-            n_prompt += e.n_tokens;
+            b.n_prompt += e.n_tokens;
         else
-            n_steps += e.n_tokens;
-        items.push_back(std::move(it));
+            b.n_steps += e.n_tokens;
+        b.items.push_back(std::move(it));
     }
-    const auto drafts = add_drafts(plan, items);
-    for (int32_t d : drafts) n_steps += d;
+    b.drafts = add_drafts(plan, b.items);
+    for (int32_t d : b.drafts) b.n_steps += d;
+    return b;
+}
+
+// One tick: plan, batch, decode, results. Returns false when there was nothing to do.
+bool scheduler::tick() {
+    const auto now = this->now();
+    collect_deferred();
+    attach_new();
+    const auto in   = plan_inputs(now);
+    const auto plan = plan_tick(in, tick_planner_options());
+    if (plan.empty()) return false;
+
+    ++tick_no_;
+    auto batch         = build_batch(plan);
     const auto started = this->now();
     const bool plain   = std::none_of(in.begin(), in.end(), [&](const plan_input &p) {
         return p.cls == priority_class::INTERACTIVE &&
@@ -455,51 +320,50 @@ bool scheduler::tick() {
     });
     interrupt_.store(false);  // a late arrival's flag from the last decode is stale
     plain_decode_.store(plain && opts_.interrupt_ticks);
-    int rc = engine_.decode(items);
+    int rc = engine_.decode(batch.items);
     plain_decode_.store(false);
     if (interrupt_.exchange(false) && rc == k_decode_interrupted) {
         // Nothing of the tick happened (the engine took the batch back): the sequences plan
         // the same tokens again, after the interactive newcomer is admitted.
-        std::lock_guard lk(mu_);
         stats_.interrupted_ticks++;
         return true;
     }
     const double decode_ms =
         std::chrono::duration<double, std::milli>(this->now() - started).count();
-    adapt_prefill_budget(n_prompt, n_steps, decode_ms);
+    adapt_prefill_budget(batch.n_prompt, batch.n_steps, decode_ms);
     SF_LOG_DEBUG("scheduler", "tick %llu: %zu sequences, %d prompt tokens, %d steps, %.2f ms",
-                 static_cast<unsigned long long>(tick_no_), plan.size(), n_prompt, n_steps,
-                 decode_ms);
-    {
-        std::lock_guard lk(mu_);
-        stats_.ticks++;
-        if (plan.size() > 1) stats_.batched_ticks++;
-        stats_.last_sequences_per_tick = static_cast<int32_t>(plan.size());
-        stats_.max_sequences_per_tick =
-            std::max(stats_.max_sequences_per_tick, static_cast<int32_t>(plan.size()));
-        stats_.prompt_tokens += n_prompt;
-    }
-    if (rc != 0) {
-        SF_LOG_ERROR("scheduler", "decode failed (%d) for a batch of %zu sequences", rc,
-                     plan.size());
-        decode_apart(plan, items, drafts);
-        return true;
-    }
-    settle(plan, items, drafts);
+                 static_cast<unsigned long long>(tick_no_), plan.size(), batch.n_prompt,
+                 batch.n_steps, decode_ms);
+    results(plan, batch, rc);
     return true;
 }
 
-bool scheduler::step() {
-    drop_cancelled();
-    {
-        std::lock_guard lk(mu_);
-        admit_locked(now());
+// After the decode: counters, then the sequences advance and sample (settle) or, after a
+// failed decode, are decoded apart so only the one that fails ends.
+void scheduler::results(const std::vector<plan_entry> &plan, const tick_batch &batch, int rc) {
+    stats_.ticks++;
+    if (plan.size() > 1) stats_.batched_ticks++;
+    stats_.last_sequences_per_tick = static_cast<int32_t>(plan.size());
+    stats_.max_sequences_per_tick =
+        std::max(stats_.max_sequences_per_tick, static_cast<int32_t>(plan.size()));
+    stats_.prompt_tokens += batch.n_prompt;
+    if (rc != 0) {
+        SF_LOG_ERROR("scheduler", "decode failed (%d) for a batch of %zu sequences", rc,
+                     plan.size());
+        decode_apart(plan, batch.items, batch.drafts);
+        return;
     }
+    settle(plan, batch.items, batch.drafts);
+}
+
+bool scheduler::step() {
+    drain_inbox();
+    drop_cancelled();
+    admit(now());
     const bool ticked = tick();
     last_idle_        = !ticked;
     if (opts_.on_tick_end) opts_.on_tick_end();
-    std::lock_guard lk(mu_);
-    update_counts_locked();
+    publish_stats();
     return ticked;
 }
 
@@ -509,28 +373,29 @@ void scheduler::run() {
             std::unique_lock lk(mu_);
             bool busy =
                 std::any_of(slots_.begin(), slots_.end(), [](const slot &s) { return s.used; });
-            if (!busy) cv_.wait(lk, [&] { return stopping_ || !waiting_.empty(); });
+            if (!busy && waiting_.empty())
+                cv_.wait(lk, [&] { return stopping_ || !inbox_.empty(); });
             // Nothing to plan but tokens being sampled off the tick thread: wait for one of
             // them or a newcomer, looking for cancellations every 20 ms.
             const bool only_sampling =
                 last_idle_ && std::any_of(slots_.begin(), slots_.end(),
                                           [](const slot &s) { return s.used && s.seq.sampling; });
             if (busy && only_sampling) {
-                const uint64_t seen = arrivals_;
                 cv_.wait_for(lk, std::chrono::milliseconds(20),
-                             [&] { return stopping_ || deferred_ready_ || arrivals_ != seen; });
+                             [&] { return stopping_ || deferred_ready_ || !inbox_.empty(); });
             }
             if (stopping_) break;
         }
         step();
     }
+    drain_inbox();
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
         if (slots_[i].used) finish(i, finish_reason::CANCELLED);
     }
-    std::lock_guard lk(mu_);
     for (auto &w : waiting_) finish_waiting(w, finish_reason::CANCELLED);
     waiting_.clear();
     if (opts_.on_tick_end) opts_.on_tick_end();
+    publish_stats();
 }
 
 }  // namespace sf

@@ -1,7 +1,14 @@
 // The tick loop: admits sessions into the engine's sequence slots (continuous batching:
 // a session that arrives while others generate joins the next tick), plans each tick with
 // plan_tick, runs one engine decode per tick, samples, and streams events to each session's
-// channel. One thread runs `run()`; `submit`, `stats` and `stop` may be called from any thread.
+// channel. One thread runs `run()` (the engine loop, the engine's only caller); `submit`,
+// `stats` and `stop` may be called from any thread and only touch the inbox and the published
+// stats under `mu_`, never waiting for engine work (issue #41).
+//
+// Each step of the loop, as vLLM's EngineCore.step(): drain the inbox (submissions since the
+// last step) into the waiting queue, drop cancelled sessions, admit (place waiting sessions in
+// free slots, parking a less urgent or more served sequence where none is free), tick (plan,
+// batch, decode, results), publish a stats snapshot.
 //
 // Priority (issue #4):
 // * Admission: waiting sessions enter free slots by (aged) class, FIFO within a class.
@@ -168,8 +175,23 @@ class scheduler {
         uint64_t held_scope = 0;  // the cache scope of the sequence that held it
     };
 
+    // The tick's batch (build_batch): one item per plan entry, each item's draft length, and
+    // the prompt tokens and decode steps it carries.
+    struct tick_batch {
+        std::vector<batch_item> items;
+        std::vector<int32_t> drafts;
+        int32_t n_prompt = 0;
+        int32_t n_steps  = 0;
+    };
+
     priority_class aged(const seq_state &s, clock::time_point now) const;
-    void admit_locked(clock::time_point now);
+    // Tick thread: moves the inbox's sessions to waiting_ (mu_ taken briefly).
+    void drain_inbox();
+    // Tick thread: recomputes the counts and copies stats_ to published_ (under mu_).
+    void publish_stats();
+    // Tick thread, scheduler_admission.cpp: places waiting sessions by aged class, then least
+    // attained service, parking a running sequence where that makes room.
+    void admit(clock::time_point now);
     void place(int slot_index, seq_state &&s);
     int pick_victim(priority_class waiting_cls) const;
     int pick_fair_victim(const seq_state &newcomer, clock::time_point now) const;
@@ -178,7 +200,12 @@ class scheduler {
     const std::string &client_of(const seq_state &s) const;
     clock::time_point now() const { return opts_.clock ? opts_.clock() : clock::now(); }
     void drop_cancelled();
+    // One tick: plan_inputs + plan_tick, build_batch, the decode, results.
     bool tick();
+    std::vector<plan_input> plan_inputs(clock::time_point now) const;
+    planner_options tick_planner_options() const;
+    tick_batch build_batch(const std::vector<plan_entry> &plan);
+    void results(const std::vector<plan_entry> &plan, const tick_batch &batch, int rc);
     void finish(int slot, finish_reason reason, std::string error = {});
     // After a successful decode of `items` (items[i] belongs to plan[i], with a draft of
     // drafts[i] tokens): charges service, advances the sequences, samples or verifies
@@ -221,16 +248,16 @@ class scheduler {
         return static_cast<int32_t>(std::min(s.req.prompt.size(), s.tokens.size() - 1));
     }
     std::vector<cache::live_source> live_sources(int except) const;
-    // Tick thread, mu_ held: recomputes stats_' running and waiting counts from slots_/waiting_.
-    void update_counts_locked();
+    // Tick thread: recomputes stats_' running and waiting counts from slots_/waiting_.
+    void update_counts();
     void adapt_prefill_budget(int32_t prefill_tokens, int32_t decode_steps, double tick_ms);
 
-    // Ownership: engine_, slots_, ledger_, tick_no_, prefill_budget_, prefill_fit_,
-    // decode_step_ms_, samples_, deferred_ and last_idle_ belong to the tick thread alone (run()
-    // and what it calls); no other thread reads them. mu_ guards waiting_, stopping_,
-    // deferred_ready_ (set by the engine's sampling thread), arrivals_ and stats_: submit() (any
-    // thread) appends to waiting_ and bumps the waiting counts; the tick thread moves sessions
-    // between waiting_ and slots_ and recomputes every count (update_counts_locked) under mu_.
+    // Ownership: engine_, slots_, waiting_, ledger_, stats_, tick_no_, prefill_budget_,
+    // prefill_fit_, decode_step_ms_, samples_, deferred_ and last_idle_ belong to the tick thread
+    // alone (run() and what it calls). mu_ guards only what other threads touch: inbox_ and
+    // inbox_by_class_ (submit() appends), published_ (stats() reads; the tick thread copies
+    // stats_ into it after each step), stopping_, deferred_ready_ (set by the engine's sampling
+    // thread) and arrivals_. The engine is never called with mu_ held.
     engine_i &engine_;
     scheduler_options opts_;
     std::vector<slot> slots_;
@@ -238,9 +265,14 @@ class scheduler {
     std::vector<sample_request> samples_;             // a tick's engine_i::sample_many, reused
     std::vector<std::pair<int, token_id>> deferred_;  // engine_i::take_deferred's, reused
 
+    std::deque<seq_state> waiting_;  // new requests and parked sequences (tick thread)
+    scheduler_stats stats_;          // the tick thread's counters
+
     mutable std::mutex mu_;
     std::condition_variable cv_;
-    std::deque<seq_state> waiting_;  // new requests and parked sequences
+    std::deque<seq_state> inbox_;  // submitted, not yet seen by the tick thread
+    std::array<int32_t, k_classes> inbox_by_class_{};
+    scheduler_stats published_;  // stats_ as of the last step
     bool stopping_          = false;
     bool deferred_ready_    = false;  // a deferred sample finished (engine_i::on_deferred_ready)
     bool last_idle_         = false;  // the last step() planned nothing (tick thread)
@@ -249,7 +281,6 @@ class scheduler {
     int32_t prefill_budget_ = 0;   // prompt tokens per tick now (adapted to tick_ms)
     double decode_step_ms_  = 0;   // measured cost of one decode step (ticks without prefill)
     double prefill_fit_     = -1;  // prompt tokens that fit tick_ms, no floor (-1: not measured)
-    scheduler_stats stats_;
     // Interrupting the tick in flight (engine_i::set_interrupt): the tick thread sets
     // plain_decode_ while a decode without interactive work runs; submit() of an interactive
     // request then sets interrupt_, which the engine reads mid-decode. The tick thread clears

@@ -92,11 +92,8 @@ void scheduler::verify(int slot, int item, const batch_item &it, int32_t n_draft
         if (j == n_draft || t != it.tokens[1 + j]) break;
     }
     const auto accepted = static_cast<int32_t>(out.size()) - 1;
-    {
-        std::lock_guard lk(mu_);
-        stats_.spec_drafted += n_draft;
-        stats_.spec_accepted += accepted;
-    }
+    stats_.spec_drafted += n_draft;
+    stats_.spec_accepted += accepted;
     s.drafted += n_draft;
     s.accepted += accepted;
     adapt_drafts(s, n_draft, accepted);

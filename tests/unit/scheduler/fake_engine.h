@@ -131,6 +131,11 @@ class fake_engine : public engine_i {
         mem.erase(seq);
     }
     int64_t seq_park(int seq) override {
+        if (park_sleep_us > 0) {
+            in_park.store(true);
+            std::this_thread::sleep_for(std::chrono::microseconds(park_sleep_us));
+            in_park.store(false);
+        }
         drop_deferred(seq);
         parked_seqs.push_back(seq);
         parked_mem[next_handle] = mem[seq];
@@ -194,9 +199,11 @@ class fake_engine : public engine_i {
     std::map<int64_t, std::vector<token_id>> parked_mem;
     int bad_positions = 0;  // a batch item whose position did not follow the memory
     int shares = 0, loads = 0;
-    std::set<int> samplers;   // sequences with a sampler (seq_start .. seq_end / park)
-    int no_sampler      = 0;  // samples of a sequence without one
-    int decode_sleep_us = 0;  // makes ticks take time, so sessions can arrive mid-run
+    std::set<int> samplers;            // sequences with a sampler (seq_start .. seq_end / park)
+    int no_sampler      = 0;           // samples of a sequence without one
+    int decode_sleep_us = 0;           // makes ticks take time, so sessions can arrive mid-run
+    int park_sleep_us   = 0;           // a park that takes time (a device-to-host copy on a GPU)
+    std::atomic<bool> in_park{false};  // a seq_park is running (tests wait on it)
     const std::atomic<bool> *interrupt_flag = nullptr;  // set_interrupt's
     std::atomic<bool> in_decode{false};                 // a decode is running (tests wait on it)
     int interrupted = 0;                                // decodes stopped by the flag

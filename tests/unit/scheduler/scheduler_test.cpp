@@ -278,6 +278,40 @@ interrupt_run run_with_arrival(bool interrupt_ticks, sf::priority_class first_cl
 
 }  // namespace
 
+// Issue #41: the tick thread is the engine's only caller and submit() only appends to an inbox,
+// so a submit never waits for engine work. A park that takes 200 ms (on a GPU, a copy of the
+// sequence's KV to the host) runs on the tick thread; a submit and a stats() from another
+// thread return while it still runs. With admission under the submit lock (before) the submit
+// waited for the whole park.
+TEST(Scheduler, SubmitReturnsWhileTheTickThreadParksASequence) {
+    sf::test::fake_engine eng;
+    eng.seqs            = 1;
+    eng.decode_sleep_us = 500;
+    eng.park_sleep_us   = 200000;
+    sf::scheduler s(eng, opts(64, 64));
+    auto batch = submit(s, "batch", 8, 400, {}, sf::priority_class::BATCH);
+    s.start();
+    session_event ev;
+    ASSERT_TRUE(batch->pop(ev, 5s));  // the batch sequence holds the only slot
+    auto chat           = submit(s, "chat", 4, 5, {}, sf::priority_class::INTERACTIVE);
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!eng.in_park.load() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(100us);
+    ASSERT_TRUE(eng.in_park.load()) << "the chat's arrival should park the batch sequence";
+    const auto t0    = std::chrono::steady_clock::now();
+    auto other       = submit(s, "other", 4, 5, {}, sf::priority_class::NORMAL);
+    const auto stats = s.stats();
+    const auto took  = std::chrono::steady_clock::now() - t0;
+    EXPECT_TRUE(eng.in_park.load()) << "submit and stats returned only after the park";
+    EXPECT_LT(took, 5ms);
+    EXPECT_GE(stats.waiting, 1);  // the new submission is counted at once
+    EXPECT_EQ(drain(*chat).back().reason, sf::finish_reason::LENGTH);
+    EXPECT_EQ(drain(*other).back().reason, sf::finish_reason::LENGTH);
+    EXPECT_EQ(drain(*batch).back().reason, sf::finish_reason::LENGTH);
+    s.stop();
+    EXPECT_EQ(s.stats().preemptions, 1u);
+}
+
 TEST(Scheduler, AnInteractiveArrivalInterruptsTheBatchDecodeInFlight) {
     auto r = run_with_arrival(true, sf::priority_class::BATCH);
     EXPECT_EQ(r.interrupted, 1);
