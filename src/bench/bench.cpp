@@ -221,15 +221,20 @@ int run(const bench_options &o) {
     rec["started_at"] = iso_now();
     rec["runs"]       = o.runs;
     rec["sizes"]      = sizes(o);
-    rec["settings"]   = {{"server_defaults", o.server_defaults},
-                         {"ctx_size", o.ctx_size},
-                         {"parallel", o.parallel},
-                         {"peer_parallel", o.peer_parallel > 0 ? o.peer_parallel : o.parallel},
-                         {"peer_ctx_size", o.peer_ctx_size > 0 ? o.peer_ctx_size : o.ctx_size},
-                         {"threads", o.threads},
-                         {"standby", standby.empty() ? "default" : standby}};
-    rec["machine"]    = machine_info();
-    rec["model"]      = nullptr;
+    // What each server was really given (server_specs): null where it got no flag (its own
+    // default, as with --server-defaults).
+    const auto given       = [](int v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); };
+    const auto specs_given = server_specs(o);
+    const server_spec *peer_given = specs_given.size() > 1 ? &specs_given[1] : nullptr;
+    rec["settings"]               = {{"server_defaults", o.server_defaults},
+                                     {"ctx_size", given(specs_given[0].ctx_size)},
+                                     {"parallel", given(specs_given[0].parallel)},
+                                     {"peer_parallel", peer_given ? given(peer_given->parallel) : nullptr},
+                                     {"peer_ctx_size", peer_given ? given(peer_given->ctx_size) : nullptr},
+                                     {"threads", o.threads},
+                                     {"standby", standby.empty() ? "default" : standby}};
+    rec["machine"]                = machine_info();
+    rec["model"]                  = nullptr;
     if (!o.model.empty()) {
         prog.say("model checksum");
         std::error_code ec;
