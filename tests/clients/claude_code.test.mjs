@@ -5,15 +5,10 @@
 // answer hit that cap — which it can only do after parsing the whole Anthropic stream.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 import { startServer } from '../lib/server.mjs';
+import { CLAUDE, runClaude } from '../lib/claude.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const CLAUDE = resolve(here, 'node_modules/@anthropic-ai/claude-code/bin/claude.exe');
 let server;
 
 before(async () => {
@@ -22,34 +17,8 @@ before(async () => {
 });
 after(async () => server && (await server.stop()));
 
-function runClaude(args, timeoutMs) {
-  const home = mkdtempSync(join(tmpdir(), 'sf-claude-home-'));
-  const env = {
-    PATH: process.env.PATH,
-    HOME: home,
-    ANTHROPIC_BASE_URL: server.url,
-    ANTHROPIC_AUTH_TOKEN: 'dummy',
-    ANTHROPIC_MODEL: 'default',
-    ANTHROPIC_SMALL_FAST_MODEL: 'default',
-    ANTHROPIC_DEFAULT_HAIKU_MODEL: 'default',
-    CLAUDE_CODE_MAX_OUTPUT_TOKENS: '8',
-    CLAUDE_CODE_ATTRIBUTION_HEADER: '0',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-  };
-  return new Promise((res) => {
-    const p = spawn(CLAUDE, ['-p', 'say hi', '--max-turns', '1', ...args], { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (out += d));
-    const t = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
-    p.on('exit', (code) => {
-      clearTimeout(t);
-      res({ code, out });
-    });
-  });
-}
+const runClaudeHere = (args, timeoutMs) =>
+  runClaude(server.url, ['-p', 'say hi', '--max-turns', '1', ...args], { env: { CLAUDE_CODE_MAX_OUTPUT_TOKENS: '8' }, timeoutMs });
 
 // A finished turn: an answer, or Claude Code's note that the answer reached the output cap.
 function assertTurnCompleted({ code, out }) {
@@ -59,12 +28,12 @@ function assertTurnCompleted({ code, out }) {
 
 test('claude-code print mode, no tools: completes a turn against the server', { skip: !existsSync(CLAUDE) && 'claude-code not installed' }, async () => {
   const before = (await server.metrics()).generation_tokens_total ?? 0;
-  assertTurnCompleted(await runClaude(['--tools', '', '--system-prompt', 'You are terse.'], 240000));
+  assertTurnCompleted(await runClaudeHere(['--tools', '', '--system-prompt', 'You are terse.'], 240000));
   assert.ok((await server.metrics()).generation_tokens_total > before, 'the server generated the answer');
 });
 
 test('claude-code print mode with its default system prompt and tools completes a turn', { skip: !existsSync(CLAUDE) && 'claude-code not installed' }, async () => {
   const before = (await server.metrics()).prompt_tokens_total ?? 0;
-  assertTurnCompleted(await runClaude([], 1200000));
+  assertTurnCompleted(await runClaudeHere([], 1200000));
   assert.ok((await server.metrics()).prompt_tokens_total - before > 10000, 'the full agent prompt was served');
 });

@@ -12,15 +12,12 @@
 // (CLAUDE_CODE_MAX_OUTPUT_TOKENS: the random model never ends by itself).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { startServer } from '../lib/server.mjs';
+import { CLAUDE, runClaude } from '../lib/claude.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const CLAUDE = resolve(here, 'node_modules/@anthropic-ai/claude-code/bin/claude.exe');
 const N = 200;
 const KILL_AT = 40;
 const servers = [];
@@ -29,35 +26,9 @@ after(async () => {
 });
 
 /** `claude -p` against `url`, no tools, a short system prompt; resolves { code, out }. */
-function runClaude(url) {
-  const home = mkdtempSync(join(tmpdir(), 'sf-claude-home-'));
-  const env = {
-    PATH: process.env.PATH,
-    HOME: home,
-    ANTHROPIC_BASE_URL: url,
-    ANTHROPIC_AUTH_TOKEN: 'dummy',
-    ANTHROPIC_MODEL: 'default',
-    ANTHROPIC_SMALL_FAST_MODEL: 'default',
-    ANTHROPIC_DEFAULT_HAIKU_MODEL: 'default',
-    CLAUDE_CODE_MAX_OUTPUT_TOKENS: String(N),
-    CLAUDE_CODE_EXTRA_BODY: JSON.stringify({ top_k: 1 }),
-    CLAUDE_CODE_ATTRIBUTION_HEADER: '0',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-  };
+function runClaudeTurn(url) {
   const args = ['-p', 'Tell a long story about a lighthouse.', '--max-turns', '1', '--tools', '', '--system-prompt', 'You are terse.', '--output-format', 'json'];
-  return new Promise((res) => {
-    const p = spawn(CLAUDE, args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (out += d));
-    const t = setTimeout(() => p.kill('SIGKILL'), 300000);
-    p.on('exit', (code) => {
-      clearTimeout(t);
-      res({ code, out });
-    });
-  });
+  return runClaude(url, args, { env: { CLAUDE_CODE_MAX_OUTPUT_TOKENS: String(N), CLAUDE_CODE_EXTRA_BODY: JSON.stringify({ top_k: 1 }) } });
 }
 
 /** The journal's sessions, oldest first: { id, t0 (first placement, ms), placements, from (the last placement's first index), tokens, distinct, text }. */
@@ -81,7 +52,7 @@ test('claude -p: the head SIGKILLed mid-answer and restarted; Claude Code\'s ret
   // an answer cut at the cap with requests of its own; those are other sessions).
   const ref = await startServer([]);
   servers.push(ref);
-  const r0 = await runClaude(ref.url);
+  const r0 = await runClaudeTurn(ref.url);
   assert.doesNotMatch(r0.out, /Unable to connect|ECONNREFUSED/, r0.out);
   const want = journal(ref.stateDir)[0];
   assert.equal(want.tokens, N, 'the reference answer reached the cap');
@@ -89,7 +60,7 @@ test('claude -p: the head SIGKILLed mid-answer and restarted; Claude Code\'s ret
   let head = await startServer([]);
   servers.push(head);
   const { stateDir, port } = head;
-  const running = runClaude(head.url);
+  const running = runClaudeTurn(head.url);
   for (let i = 0; i < 6000; i++) {
     if (((await head.metrics()).generation_tokens_total ?? 0) >= KILL_AT) break;
     await new Promise((r) => setTimeout(r, 10));
