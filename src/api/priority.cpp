@@ -9,24 +9,6 @@
 
 namespace sf {
 
-std::optional<priority_class> parse_class_name(const std::string &name) {
-    if (name == "interactive") return priority_class::INTERACTIVE;
-    if (name == "normal") return priority_class::NORMAL;
-    if (name == "batch") return priority_class::BATCH;
-    return std::nullopt;
-}
-
-const char *class_name(priority_class c) {
-    switch (c) {
-        case priority_class::INTERACTIVE:
-            return "interactive";
-        case priority_class::BATCH:
-            return "batch";
-        default:
-            return "normal";
-    }
-}
-
 std::string api_key(const priority_headers &h) {
     const std::string bearer = "Bearer ";
     if (h.authorization.rfind(bearer, 0) == 0) return h.authorization.substr(bearer.size());
@@ -36,7 +18,7 @@ std::string api_key(const priority_headers &h) {
 
 static std::optional<priority_class> class_from_key(const std::string &key) {
     if (auto c = parse_class_name(key)) return c;
-    for (const char *name : {"interactive", "normal", "batch"}) {
+    for (const char *name : k_class_names) {
         if (key.rfind(std::string("sk-") + name + "-", 0) == 0) return parse_class_name(name);
     }
     return std::nullopt;

@@ -41,11 +41,6 @@ struct priority_headers {
     std::string user_agent;     // User-Agent
 };
 
-/** "interactive" | "normal" | "batch" → class; nullopt otherwise. */
-std::optional<priority_class> parse_class_name(const std::string &name);
-/** The class's name. */
-const char *class_name(priority_class c);
-
 /**
  * Steps 3–6 for a request whose body did not decide (`from_body` empty). Returns false with a
  * 400 in `err` when the header names no class.

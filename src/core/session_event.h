@@ -6,12 +6,10 @@
 #include <cstdint>
 #include <string>
 
+#include "core/priority.h"
 #include "core/token.h"
 
 namespace sf {
-
-/** Priority class; lower value = more urgent (planned first). */
-enum class priority_class : int { INTERACTIVE = 0, NORMAL = 1, BATCH = 2 };
 
 enum class finish_reason { STOP, LENGTH, CANCELLED, ERROR };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/embed_input.h"
+#include "core/priority.h"
 
 namespace sf {
 
@@ -104,11 +105,11 @@ struct node_report {
     std::string certificate_serial;  // its node certificate's serial (hex); "" for the local one
     std::string engine;              // ModelInfo.engine: implementation and build
     std::string model_name;          // the model it serves (Health.model_name)
-    int32_t running_by_class[3] = {0, 0, 0};  // its scheduler's running sequences per class
-    int64_t kv_cells            = 0;          // KV cache cells (n_ctx × slots)
-    int64_t kv_bytes_per_token  = 0;          // 0: not per token (hybrid)
-    double cache_hit_rate       = 0;  // prompt tokens reused from its prefix cache / prompt tokens
-    uint64_t cached_tokens      = 0;  // prompt tokens its prefix cache has reused so far
+    int32_t running_by_class[k_classes] = {0, 0, 0};  // its scheduler's running sequences per class
+    int64_t kv_cells                    = 0;          // KV cache cells (n_ctx × slots)
+    int64_t kv_bytes_per_token          = 0;          // 0: not per token (hybrid)
+    double cache_hit_rate  = 0;  // prompt tokens reused from its prefix cache / prompt tokens
+    uint64_t cached_tokens = 0;  // prompt tokens its prefix cache has reused so far
 };
 
 /**

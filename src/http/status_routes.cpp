@@ -4,6 +4,7 @@
 #include <cpp-httplib/httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "core/priority.h"
 #include "http/status_view.h"
 #include "util/proc_memory.h"
 
@@ -12,6 +13,13 @@ namespace sf {
 using json = nlohmann::json;
 
 namespace {
+
+// {"interactive": n, "normal": n, "batch": n} from counts indexed by class.
+json by_class(const int32_t (&counts)[k_classes]) {
+    json out = json::object();
+    for (int c = 0; c < k_classes; ++c) out[k_class_names[c]] = counts[c];
+    return out;
+}
 
 // Prometheus text exposition, one metric family at a time.
 class prometheus_text {
@@ -201,10 +209,7 @@ void register_status_routes(httplib::Server &svr, session_manager &sessions,
                              {"last_seen_s", n.last_seen_s},
                              {"engine", n.engine},
                              {"model", n.model_name},
-                             {"running_by_class",
-                              {{"interactive", n.running_by_class[0]},
-                               {"normal", n.running_by_class[1]},
-                               {"batch", n.running_by_class[2]}}},
+                             {"running_by_class", by_class(n.running_by_class)},
                              {"kv_cells", n.kv_cells},
                              {"kv_bytes_per_token", n.kv_bytes_per_token},
                              {"cache_hit_rate", n.cache_hit_rate},

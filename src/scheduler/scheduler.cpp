@@ -360,6 +360,9 @@ bool scheduler::step() {
     drain_inbox();
     drop_cancelled();
     admit(now());
+    // Published before the decode too: during a long tick (a prefill) the sessions just placed
+    // are seen running, not neither waiting nor running (the standby's busy check reads them).
+    publish_stats();
     const bool ticked = tick();
     last_idle_        = !ticked;
     if (opts_.on_tick_end) opts_.on_tick_end();

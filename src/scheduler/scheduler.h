@@ -43,8 +43,6 @@
 
 namespace sf {
 
-/** Number of priority classes (interactive, normal, batch). */
-inline constexpr int k_classes = 3;
 
 /** Counters, read without stopping the loop. */
 struct scheduler_stats {

@@ -45,22 +45,21 @@ latency_metrics::latency_metrics()
       itl_{histogram(k_itl_bounds), histogram(k_itl_bounds), histogram(k_itl_bounds)} {}
 
 void latency_metrics::render(std::string &out) const {
-    static const char *names[] = {"interactive", "normal", "batch"};
     out +=
         "# HELP superfluid:time_to_first_token_seconds time from request to first token, by "
         "class\n";
     out += "# TYPE superfluid:time_to_first_token_seconds histogram\n";
-    for (int c = 0; c < 3; ++c) {
+    for (int c = 0; c < k_classes; ++c) {
         ttft_[c].render("superfluid:time_to_first_token_seconds",
-                        std::string("priority=\"") + names[c] + "\"", out);
+                        std::string("priority=\"") + k_class_names[c] + "\"", out);
     }
     out +=
         "# HELP superfluid:inter_token_latency_seconds time between two tokens of a stream, by "
         "class\n";
     out += "# TYPE superfluid:inter_token_latency_seconds histogram\n";
-    for (int c = 0; c < 3; ++c) {
+    for (int c = 0; c < k_classes; ++c) {
         itl_[c].render("superfluid:inter_token_latency_seconds",
-                       std::string("priority=\"") + names[c] + "\"", out);
+                       std::string("priority=\"") + k_class_names[c] + "\"", out);
     }
 }
 

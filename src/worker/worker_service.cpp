@@ -311,7 +311,7 @@ grpc::Status worker_service::Health(grpc::ServerContext *, const pb::HealthReque
     }
     for (int c = 0; c < k_classes; ++c) {
         auto *cs = reply->add_classes();
-        cs->set_name(c == 0 ? "interactive" : c == 1 ? "normal" : "batch");
+        cs->set_name(k_class_names[c]);
         cs->set_running(st.running_by_class[c]);
         cs->set_waiting(st.waiting_by_class[c]);
         cs->set_preemptions(st.preemptions_by_class[c]);
