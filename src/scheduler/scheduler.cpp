@@ -114,6 +114,10 @@ void scheduler::drain_inbox() {
     {
         std::lock_guard lk(mu_);
         arrived.swap(inbox_);
+        // They wait now: counted in the published snapshot at once, so submit's per-class limit
+        // and stats() see them until the next publish (admission may park for a while first).
+        for (int c = 0; c < k_classes; ++c) published_.waiting_by_class[c] += inbox_by_class_[c];
+        published_.waiting += static_cast<int32_t>(arrived.size());
         inbox_by_class_ = {};
     }
     for (auto &s : arrived) waiting_.push_back(std::move(s));

@@ -136,6 +136,7 @@ class fake_engine : public engine_i {
             std::this_thread::sleep_for(std::chrono::microseconds(park_sleep_us));
             in_park.store(false);
         }
+        if (on_park) on_park();
         drop_deferred(seq);
         parked_seqs.push_back(seq);
         parked_mem[next_handle] = mem[seq];
@@ -204,6 +205,7 @@ class fake_engine : public engine_i {
     int decode_sleep_us = 0;           // makes ticks take time, so sessions can arrive mid-run
     int park_sleep_us   = 0;           // a park that takes time (a device-to-host copy on a GPU)
     std::atomic<bool> in_park{false};  // a seq_park is running (tests wait on it)
+    std::function<void()> on_park;     // called inside seq_park (tick thread)
     const std::atomic<bool> *interrupt_flag = nullptr;  // set_interrupt's
     std::atomic<bool> in_decode{false};                 // a decode is running (tests wait on it)
     int interrupted = 0;                                // decodes stopped by the flag

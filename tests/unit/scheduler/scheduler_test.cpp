@@ -312,6 +312,37 @@ TEST(Scheduler, SubmitReturnsWhileTheTickThreadParksASequence) {
     EXPECT_EQ(s.stats().preemptions, 1u);
 }
 
+// The class queue limit holds while admission works: sessions taken from the inbox are counted
+// as waiting before admission parks anything. Here an interactive arrival parks the running
+// batch sequence while a second batch session, taken from the inbox in the same step, waits;
+// a batch submit during the park finds the batch queue (max_waiting 1) full. (integration.
+// priority's 429 case failed once in CI when the count dropped to 0 in that window.)
+TEST(Scheduler, TheClassQueueLimitHoldsWhileAdmissionParks) {
+    sf::test::fake_engine eng;
+    eng.seqs      = 1;
+    auto o        = opts(64, 64);
+    o.max_waiting = 1;
+    sf::scheduler s(eng, o);
+    auto running = submit(s, "running", 4, 100, {}, sf::priority_class::BATCH);
+    s.step();  // placed
+    auto waiting           = submit(s, "waiting", 4, 5, {}, sf::priority_class::BATCH);
+    auto chat              = submit(s, "chat", 4, 5, {}, sf::priority_class::INTERACTIVE);
+    int batch_waiting_seen = -1;
+    bool extra_accepted    = true;
+    eng.on_park            = [&] {
+        batch_waiting_seen = s.stats().waiting_by_class[2];
+        sf::sequence_request r;
+        r.cls          = sf::priority_class::BATCH;
+        r.prompt       = {1};
+        r.channel      = std::make_shared<sf::event_channel>();
+        extra_accepted = s.submit(std::move(r));
+    };
+    s.step();  // takes both from the inbox; the chat parks the running batch sequence
+    ASSERT_EQ(eng.parked_seqs.size(), 1u);
+    EXPECT_GE(batch_waiting_seen, 1);
+    EXPECT_FALSE(extra_accepted) << "a batch submit got past a full batch queue";
+}
+
 TEST(Scheduler, AnInteractiveArrivalInterruptsTheBatchDecodeInFlight) {
     auto r = run_with_arrival(true, sf::priority_class::BATCH);
     EXPECT_EQ(r.interrupted, 1);
