@@ -169,7 +169,8 @@ std::string metrics_text(session_manager &sessions) {
              "events dropped by the head: duplicated, of an earlier placement, or refused",
              double(rs.dropped));
     p.metric("worker_events_refused_total", "counter",
-             "events for a session from a node it is not placed on now, or too far ahead",
+             "events for a session (ended ones too) from a node it is not placed on now, or too "
+             "far ahead",
              double(rs.refused));
     p.metric("sessions_ended_unasked_total", "counter",
              "sessions a stopping worker cancelled unasked: moved or resumed, not ended",

@@ -160,6 +160,8 @@ void session_relay::on_events(uint64_t stream, std::vector<worker_event> &batch)
     for (auto &we : batch) {
         auto e = find(we.session_id);
         if (!e) {
+            if (ended_without(we.session_id, we.epoch))
+                refused_.fetch_add(1, std::memory_order_relaxed);
             dropped_.fetch_add(1, std::memory_order_relaxed);
             continue;
         }
@@ -226,6 +228,13 @@ void session_relay::give(entry &e, uint64_t epoch) {
 
 bool session_relay::was_given(const entry &e, uint64_t epoch) {
     return std::find(e.given.begin(), e.given.end(), epoch) != e.given.end();
+}
+
+bool session_relay::ended_without(const std::string &id, uint64_t epoch) {
+    std::lock_guard lk(mu_);
+    auto it = ended_.find(id);
+    return it != ended_.end() &&
+           std::find(it->second.begin(), it->second.end(), epoch) == it->second.end();
 }
 
 bool session_relay::keep(entry &e, session_event &&ev) {
@@ -305,6 +314,12 @@ void session_relay::complete(entry &e, session_event fe) {
         std::lock_guard lk(mu_);
         auto it = entries_.find(s->id());
         if (it != entries_.end() && it->second.get() == &e) entries_.erase(it);
+        // Its epochs stay known: a node writing into it later is refused, not just dropped.
+        if (ended_.emplace(s->id(), e.given).second) ended_order_.push_back(s->id());
+        while (ended_order_.size() > k_max_ended) {
+            ended_.erase(ended_order_.front());
+            ended_order_.pop_front();
+        }
     }
     // Cut short by a shutdown: left unfinished in the journal, to be resumed at the next start.
     if (shutting_down_.load() && fe.reason != finish_reason::STOP &&

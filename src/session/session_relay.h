@@ -10,7 +10,8 @@
 // a node that held a session once cannot write into it after it moved (they are dropped and
 // counted, `dropped()`). An event under an epoch the head never gave the session (a node
 // guessing one: epochs come from one counter) is refused (`refused()`), whatever the session's
-// state; one under an earlier epoch of its own is a late event of a lost placement, dropped.
+// state, ended too (the epochs of the latest k_max_ended ended sessions are kept); one under an
+// earlier epoch of its own is a late event of a lost placement, dropped.
 //
 // Threads: on_events / on_stream_lost run on the worker client's event thread; prepare,
 // activate and drop on the thread that submits (an HTTP handler in start(), the resumer);
@@ -23,6 +24,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -114,6 +116,9 @@ class session_relay final : public worker_listener {
     static constexpr uint32_t k_max_ahead = 4096;
     /** Epochs remembered per session (its latest placements); older ones read as never given. */
     static constexpr size_t k_max_epochs = 256;
+    /** Ended sessions whose epochs are remembered (the latest); events for older ones are dropped.
+     */
+    static constexpr size_t k_max_ended = 4096;
 
   private:
     enum class state { PENDING, ACTIVE, LOST, DONE };
@@ -139,6 +144,8 @@ class session_relay final : public worker_listener {
     static void give(entry &e, uint64_t epoch);
     // Whether `epoch` was given to the session (entry locked).
     static bool was_given(const entry &e, uint64_t epoch);
+    // Whether `id` is a remembered ended session that was never given `epoch` (takes mu_).
+    bool ended_without(const std::string &id, uint64_t epoch);
     // Keeps one event of the current placement (entry locked). False when it was a duplicate.
     bool keep(entry &e, session_event &&ev);
     // Hands the tokens that are next in order to the journal, then the finish once every
@@ -164,8 +171,12 @@ class session_relay final : public worker_listener {
     std::atomic<uint64_t> dropped_{0};
     std::atomic<uint64_t> refused_{0};
     std::atomic<uint64_t> unasked_ends_{0};
-    std::mutex mu_;  // guards entries_ only
+    std::mutex mu_;  // guards entries_, ended_ and ended_order_ only
     std::map<std::string, std::shared_ptr<entry>> entries_;
+    // The epochs given to sessions that ended, the latest k_max_ended of them (oldest first in
+    // ended_order_), so a node writing into an ended session is refused too.
+    std::map<std::string, std::vector<uint64_t>> ended_;
+    std::deque<std::string> ended_order_;
 };
 
 }  // namespace sf

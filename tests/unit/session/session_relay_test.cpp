@@ -321,6 +321,30 @@ TEST(SessionRelay, EventsUnderAnEpochNeverGivenAreRefusedWhileTheSessionWaits) {
     r.expect_exactly_once(*s);
 }
 
+// The session ended (it moved, then finished elsewhere) before the node that once held it
+// writes into it: events under epochs it never had are still refused, a late one of its own
+// is only dropped, and the ended session's text and journal stay as they were.
+TEST(SessionRelay, EventsUnderAnEpochNeverGivenAreRefusedAfterTheSessionEnded) {
+    rig r(4);
+    auto s        = r.start();
+    const auto id = s->id();
+    const auto e  = r.fake->epoch_of(id);
+    std::mt19937 rng(8);
+    r.run({s}, rng);
+    r.expect_exactly_once(*s);
+    const auto refused = r.mgr->relay_stats().refused;
+    const auto dropped = r.mgr->relay_stats().dropped;
+    const auto other   = r.fake->stream_id() + 7;
+    r.fake->send_on(other, {stale(id, e + 1, 0), stale(id, e + 63, 4), fin(id, e + 64, 5)});
+    EXPECT_EQ(r.mgr->relay_stats().refused, refused + 3);
+    r.fake->send({stale(id, e, 4)});  // its own placement, late: dropped, not refused
+    EXPECT_EQ(r.mgr->relay_stats().refused, refused + 3);
+    EXPECT_EQ(r.mgr->relay_stats().dropped, dropped + 4);
+    r.fake->send_on(other, {stale("no-such-session", e + 1, 0)});  // never known: dropped
+    EXPECT_EQ(r.mgr->relay_stats().refused, refused + 3);
+    r.expect_exactly_once(*s);
+}
+
 TEST(SessionRelay, ACancelWhileLostIsNotResubmitted) {
     rig r(8);
     auto s        = r.start();
