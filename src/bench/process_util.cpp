@@ -20,6 +20,24 @@ namespace sf::bench {
 
 namespace {
 
+// The whole of a /proc file, or "" when it cannot be read. Plain read(2), not an ifstream:
+// reading the file of a process that exits meanwhile fails with ESRCH, and libstdc++'s
+// filebuf throws on such a read error out of istreambuf_iterator (the bench once died of it:
+// "basic_filebuf::underflow error reading the file: No such process").
+std::string read_proc_file(const std::string &path) {
+    std::string out;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return out;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n <= 0) break;  // the end, or the process went away (ESRCH): what was read
+        out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return out;
+}
+
 std::vector<pid_t> all_pids() {
     std::vector<pid_t> out;
     DIR *d = opendir("/proc");
@@ -34,9 +52,8 @@ std::vector<pid_t> all_pids() {
 }
 
 pid_t parent_of(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    auto rp = s.rfind(')');
+    const std::string s = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
+    auto rp             = s.rfind(')');
     if (rp == std::string::npos) return -1;
     std::istringstream rest(s.substr(rp + 1));
     std::string state;
@@ -48,8 +65,7 @@ pid_t parent_of(pid_t pid) {
 }  // namespace
 
 std::string proc_cmdline(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::string s = read_proc_file("/proc/" + std::to_string(pid) + "/cmdline");
     std::replace(s.begin(), s.end(), '\0', ' ');
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s;
@@ -63,7 +79,7 @@ std::vector<pid_t> proc_children(pid_t pid) {
 }
 
 double proc_peak_rss_mib(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+    std::istringstream f(read_proc_file("/proc/" + std::to_string(pid) + "/status"));
     std::string line;
     while (std::getline(f, line)) {
         if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
@@ -72,7 +88,7 @@ double proc_peak_rss_mib(pid_t pid) {
 }
 
 double proc_cpu_seconds(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::istringstream f(read_proc_file("/proc/" + std::to_string(pid) + "/stat"));
     std::string stat;
     std::getline(f, stat);
     // After the command's closing parenthesis: field 3 (state) onwards.
