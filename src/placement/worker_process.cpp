@@ -22,8 +22,9 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-// A new standby waits this long after a promotion (or the first start) so that its model load
-// does not compete with the streams that are resuming on the promoted worker.
+// A new standby waits this long after the worker it backs is ready (first start, restart or
+// promotion) so that its model load does not compete with the streams that are resuming on
+// it, or with the first requests (on a loaded machine the load alone can outlast the delay).
 constexpr auto kStandbyDelay = std::chrono::seconds(2);
 
 std::atomic<bool> g_config_failed{false};
@@ -191,6 +192,7 @@ void worker_process::supervise() {
     auto restart_at      = clock_type::time_point::max();
     auto standby_at      = clock_type::now() + kStandbyDelay;
     bool standby_checked = false;  // `auto` decided for the worker now running
+    bool ready_seen      = false;  // the worker now running was seen ready (standby_at moved)
     while (!stopping_.load()) {
         // Wake for a restart that is due, every 250 ms while a standby is to be spawned, every
         // 100 ms while one loads (to stop it soon after sessions arrive).
@@ -250,6 +252,7 @@ void worker_process::supervise() {
                 started_at      = now;
                 standby_at      = now + kStandbyDelay;
                 standby_checked = false;
+                ready_seen      = false;
                 SF_LOG_INFO("head", "worker started, pid %d (the standby, promoted)", active.pid);
             } else {
                 restart_at = now + backoff;
@@ -281,6 +284,11 @@ void worker_process::supervise() {
             pid_.store(active.pid);
             standby_at      = std::max(standby_at, now + kStandbyDelay);
             standby_checked = false;
+            ready_seen      = false;
+        }
+        if (!ready_seen && active.pid > 0 && (!ready_ || ready_())) {
+            ready_seen = true;
+            standby_at = std::max(standby_at, now + kStandbyDelay);
         }
         if (standby_ != standby_mode::off && standby.pid < 0 && active.pid > 0 &&
             now >= standby_at && !standby_checked && (!ready_ || ready_()) &&

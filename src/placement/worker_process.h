@@ -6,9 +6,10 @@
 // is ready, loads the model, says so ('r') on a socket pair and waits without listening. When the
 // worker dies and the standby has loaded, the supervisor writes one byte ('g') to that socket: the
 // standby binds the socket at once and the head's link reconnects, so streams resume after a
-// reconnect instead of a model load. A new standby is spawned in the background kStandbyDelay
-// later. The model is mmapped, so a standby costs its private memory (KV cache, compute buffers,
-// heap: RssAnon), which `auto` measures on the running worker before it spawns one.
+// reconnect instead of a model load. A standby is spawned in the background kStandbyDelay (2 s)
+// after the worker it backs is ready. The model is mmapped, so a standby costs its private memory
+// (KV cache, compute buffers, heap: RssAnon), which `auto` measures on the running worker before it
+// spawns one.
 //
 // A standby's model load takes the cores the worker's decode needs (on the 2-core VM the chat's
 // TTFTs spread while one loaded beside agents). So a standby is spawned only while the worker has
