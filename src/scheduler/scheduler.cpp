@@ -369,8 +369,11 @@ bool scheduler::step() {
     publish_stats();
     const bool ticked = tick();
     last_idle_        = !ticked;
-    if (opts_.on_tick_end) opts_.on_tick_end();
+    // Published before the tick's events leave (on_tick_end flushes them): a client that has
+    // its last token reads counts that include it (clients.openai compares
+    // generation_tokens_total with the usage it was sent).
     publish_stats();
+    if (opts_.on_tick_end) opts_.on_tick_end();
     return ticked;
 }
 
