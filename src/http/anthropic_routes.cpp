@@ -6,9 +6,11 @@
 
 #include "api/anthropic_request.h"
 #include "api/anthropic_response.h"
+#include "api/anthropic_stream_encoder.h"
 #include "http/model_names.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"
+#include "http/stream_driver.h"
 
 namespace sf {
 
@@ -52,6 +54,11 @@ api_error anthropic_start_error(const start_error &se) {
     return e;
 }
 
+// tool_use ids of a session's answer: unique per session, the same for every reader.
+std::string tool_use_id_prefix(const session &s) {
+    return "toolu_" + s.id().substr(5) + "_";
+}
+
 // Parses and checks a body shared by both routes; false when `res` holds the error.
 bool prepare(const httplib::Request &req, const std::string &body, bool count_only,
              const anthropic_route_context &rc, generate_request &greq, anthropic_options &opts,
@@ -73,81 +80,13 @@ bool prepare(const httplib::Request &req, const std::string &body, bool count_on
     return true;
 }
 
-// One streamed message across content-provider calls.
-struct stream_state {
-    std::shared_ptr<session> s;
-    std::unique_ptr<chat_output_parser> parser;
-    std::unique_ptr<anthropic_stream> events;
-    std::vector<std::string> stops;
-    bool shutting_down                               = false;
-    bool started                                     = false;
-    bool done                                        = false;
-    size_t cursor                                    = 0;
-    std::chrono::steady_clock::time_point last_check = std::chrono::steady_clock::now();
-    std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
-};
-
-bool write_all(stream_state &st, httplib::DataSink &sink,
-               const std::vector<anthropic_stream::event> &evs) {
-    for (const auto &[name, data] : evs) {
-        if (!write_sse_event(sink, name, data)) return false;
-        st.last_write = std::chrono::steady_clock::now();
-    }
-    return true;
-}
-
-bool stream_step(stream_state &st, const httplib::Request &req, httplib::DataSink &sink) {
-    std::vector<session_event> evs;
-    std::optional<session_event> fin;
-    bool got = st.s->read(st.cursor, evs, fin, 100ms);
-    if (client_gone(req, st.last_check)) return false;
-    // Nothing written for a while: keep proxies and clients from timing out a long prefill.
-    const bool quiet = std::chrono::steady_clock::now() - st.last_write > 10s;
-    if (!st.started && (got || quiet)) {
-        // message_start waits for the first token (or the end), which brings the prefix
-        // cache's count, so its usage is already the final one, as Anthropic's is. A prefill
-        // longer than the keep-alive interval gets it earlier with what is known then
-        // (nothing read from the cache yet); message_delta's cumulative usage has the count.
-        st.started = true;
-        if (!write_all(st, sink, st.events->start(st.s->cached_tokens()))) return false;
-    } else if (!got && quiet) {
-        return write_all(st, sink, {anthropic_stream::ping()});
-    }
-    if (!got) return true;
-    for (const auto &ev : evs) {
-        ++st.cursor;
-        for (const auto &d : st.parser->push(ev.text))
-            if (!write_all(st, sink, st.events->on_delta(d))) return false;
-    }
-    if (!fin) return true;
-    if (fin->reason == finish_reason::ERROR || fin->reason == finish_reason::CANCELLED) {
-        api_error e{st.shutting_down ? 503 : 500, "",
-                    fin->error.empty() ? "generation failed" : fin->error, "", ""};
-        write_all(st, sink, st.events->fail(e));
-    } else {
-        auto deltas = st.parser->push(fin->text);
-        for (auto &d : st.parser->finish()) deltas.push_back(std::move(d));
-        for (const auto &d : deltas)
-            if (!write_all(st, sink, st.events->on_delta(d))) return false;
-        std::string stop_sequence;
-        const auto reason = anthropic_stop_reason(*fin, !st.parser->message().tool_calls.empty(),
-                                                  st.stops, stop_sequence);
-        if (!write_all(st, sink,
-                       st.events->finish(reason, stop_sequence, fin->completion_tokens,
-                                         fin->cached_tokens)))
-            return false;
-    }
-    st.done = true;
-    sink.done();
-    return true;
-}
-
 void handle_messages(const httplib::Request &req, const std::string &body, httplib::Response &res,
                      const anthropic_route_context &rc) {
     generate_request greq;
     anthropic_options opts;
     if (!prepare(req, body, false, rc, greq, opts, res)) return;
-    greq.api = "anthropic.messages";  // journaled (re-attach replays it as chat chunks)
+    greq.api         = "anthropic.messages";  // journaled: re-attach replays Anthropic events
+    greq.client_meta = anthropic_client_meta(opts.stop_sequences);
     start_error serr;
     auto s = rc.sessions->start(greq, serr);
     if (!s) {
@@ -155,31 +94,14 @@ void handle_messages(const httplib::Request &req, const std::string &body, httpl
         return send_error(res, anthropic_start_error(serr));
     }
     set_session_header(res, s->id());
-    anthropic_meta meta{"msg_" + s->id().substr(5), greq.model, s->prompt_tokens(), 0, 0};
-    const std::string id_prefix = "toolu_" + s->id().substr(5) + "_";
-
+    anthropic_meta meta = anthropic_session_meta(*s);
+    meta.model          = greq.model;
     if (opts.stream) {
-        auto st           = std::make_shared<stream_state>();
-        st->s             = s;
-        st->parser        = std::make_unique<chat_output_parser>(s->parse_spec(), id_prefix);
-        st->events        = std::make_unique<anthropic_stream>(meta);
-        st->stops         = opts.stop_sequences;
-        st->shutting_down = rc.sessions->shutting_down();
-        res.set_header("Cache-Control", "no-cache");
         // Detached (X-Superfluid-Detach): a client going away does not cancel.
-        const bool cancel = !wants_detach(req);
-        res.set_chunked_content_provider(
-            "text/event-stream",
-            [st, &req, cancel](size_t, httplib::DataSink &sink) {
-                if (st->done) return false;
-                bool keep = stream_step(*st, req, sink);
-                if (!keep && cancel) st->s->cancel();
-                return keep;
-            },
-            [st, cancel](bool success) {
-                if ((!success || !st->done) && cancel) st->s->cancel();
-            });
-        return;
+        auto enc = std::make_unique<anthropic_stream_encoder>(
+            meta, std::make_unique<chat_output_parser>(s->parse_spec(), tool_use_id_prefix(*s)),
+            opts.stop_sequences, rc.sessions->shutting_down());
+        return serve_session_stream(req, res, s, std::move(enc), 0, !wants_detach(req));
     }
 
     std::string text;
@@ -190,7 +112,7 @@ void handle_messages(const httplib::Request &req, const std::string &body, httpl
                           api_error{rc.sessions->shutting_down() ? 503 : 500, "",
                                     fin.error.empty() ? "generation failed" : fin.error, "", ""});
     }
-    chat_output_parser parser(s->parse_spec(), id_prefix);
+    chat_output_parser parser(s->parse_spec(), tool_use_id_prefix(*s));
     parser.push(text);
     parser.finish();
     meta.output_tokens = fin.completion_tokens;
@@ -215,6 +137,19 @@ void handle_count_tokens(const httplib::Request &req, const std::string &body,
 }
 
 }  // namespace
+
+anthropic_meta anthropic_session_meta(const session &s) {
+    return anthropic_meta{"msg_" + s.id().substr(5), s.model(), s.prompt_tokens(), 0, 0};
+}
+
+void stream_anthropic_session(const httplib::Request &req, httplib::Response &res,
+                              std::shared_ptr<session> s, size_t cursor, bool shutting_down) {
+    auto enc = std::make_unique<anthropic_stream_encoder>(
+        anthropic_session_meta(*s),
+        std::make_unique<chat_output_parser>(s->parse_spec(), tool_use_id_prefix(*s)),
+        anthropic_stop_sequences(s->client_meta()), shutting_down);
+    serve_session_stream(req, res, std::move(s), std::move(enc), cursor, false);
+}
 
 void register_anthropic_routes(httplib::Server &svr, anthropic_route_context ctx) {
     auto rc       = std::make_shared<const anthropic_route_context>(std::move(ctx));

@@ -4,6 +4,7 @@
 
 #include "api/api_error.h"
 #include "api/session_state.h"
+#include "http/anthropic_routes.h"
 #include "http/header_deadline.h"
 #include "http/openai_routes.h"
 #include "http/route_util.h"
@@ -59,8 +60,11 @@ void register_session_routes(httplib::Server &svr, session_manager &sessions,
                 if (!resume_cursor(req, s->id(), cursor, err))
                     return send_error(res, bad_request(err, "Last-Event-ID"));
                 set_session_header(res, s->id());
-                // Other APIs' sessions are replayed as OpenAI chunks for now: text-completion
-                // chunks for prompt-style APIs, chat chunks for the rest.
+                // Each session in its own API's stream format (the journal records which).
+                if (s->api() == "anthropic.messages")
+                    return stream_anthropic_session(req, res, s, cursor, sessions.shutting_down());
+                // OpenAI chunks for the rest: text-completion chunks for prompt-style APIs,
+                // chat chunks for the others (Ollama and Responses readers still get these).
                 const bool chat  = session_is_chat(*s);
                 const bool usage = req.has_param("include_usage") &&
                                    req.get_param_value("include_usage") == "true";

@@ -44,6 +44,22 @@ std::shared_ptr<session> session_registry::running_session(const std::string &id
     return it == live_.end() ? nullptr : it->second.lock();
 }
 
+namespace {
+
+// The journaled tokens into `s`. Token rows keep no prefix cache count; the first token gets
+// the session row's (the finish's, 0 before it), which is the first token's count unless the
+// session moved, so a reader of a journaled session sees what the live stream showed
+// (Anthropic's message_start, api/anthropic_stream_encoder.h).
+void add_journaled_tokens(session &s, const journal::stored_session &stored) {
+    for (size_t i = 0; i < stored.tokens.size(); ++i) {
+        session_event t = stored.tokens[i];
+        if (i == 0 && t.cached_tokens == 0) t.cached_tokens = stored.rec.cached_tokens;
+        s.add_token(std::move(t));
+    }
+}
+
+}  // namespace
+
 // The chat parse spec is journaled with the request (has_parse). A journal written before that
 // gets it by rendering the request again on the worker (the same bytes give the same spec;
 // this fails while the worker is still loading the model).
@@ -52,7 +68,7 @@ std::shared_ptr<session> session_registry::restore(const journal::stored_session
     const auto &rec = stored.rec;
     auto s = std::make_shared<session>(rec.id, rec.model, rec.prompt_tokens, rec.cached_tokens);
     s->set_api(rec.api, rec.created_ms / 1000);
-    for (const auto &t : stored.tokens) s->add_token(t);
+    add_journaled_tokens(*s, stored);
     if (!protocol::decode_submission(rec.request, sub)) return nullptr;
     sub.session_id    = rec.id;
     sub.request.model = rec.model;
@@ -85,7 +101,7 @@ std::shared_ptr<session> session_registry::find(const std::string &id, bool *int
         const auto &rec = stored->rec;
         s = std::make_shared<session>(rec.id, rec.model, rec.prompt_tokens, rec.cached_tokens);
         s->set_api(rec.api, rec.created_ms / 1000);
-        for (const auto &t : stored->tokens) s->add_token(t);
+        add_journaled_tokens(*s, *stored);
     }
     if (stored->finish) {
         s->finish(std::move(*stored->finish));

@@ -1,0 +1,145 @@
+// Re-attach in each API's own format (issue #39): a client detaches mid-stream
+// (X-Superfluid-Detach: the generation goes on), then reads the rest from
+// GET /v1/sessions/{id}/events with Last-Event-ID. What it saw plus the rest must be, byte for
+// byte, the session's uninterrupted stream (a reader from the start once it ended), and the
+// official SDK must read the joined stream as one answer of its API. A real server on default
+// flags and the tiny model.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Stream as OpenAIStream } from 'openai/streaming';
+import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
+import { Stream as AnthropicStream } from '@anthropic-ai/sdk/streaming';
+import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
+import { startServer } from '../lib/server.mjs';
+import { checkAnthropicStream } from '../lib/event_grammar.mjs';
+
+let server;
+before(async () => {
+  server = await startServer();
+});
+after(async () => server && (await server.stop()));
+
+// Raw SSE frames (each with its "\n\n") as they arrive, and the id each carries (or null).
+async function* rawFrames(res) {
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buf += dec.decode(value, { stream: true });
+    let nl;
+    while ((nl = buf.indexOf('\n\n')) >= 0) {
+      const frame = buf.slice(0, nl + 2);
+      buf = buf.slice(nl + 2);
+      yield { frame, id: (frame.match(/^id: (.*)$/m) || [])[1] ?? null };
+    }
+  }
+}
+
+// POSTs `body` detached and stops reading after the frame carrying the `k`-th id; then
+// re-attaches after that id and, once the session ended, reads it whole from the start.
+// Null when the answer ended before `k` ids (a random-weight model may end early).
+async function detachAndReattach(path, body, k) {
+  const ac = new AbortController();
+  const res = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-superfluid-detach': 'true' },
+    body: JSON.stringify(body),
+    signal: ac.signal,
+  });
+  assert.equal(res.status, 200);
+  const session = res.headers.get('x-superfluid-session');
+  let seen = '';
+  let ids = 0;
+  let lastId = null;
+  for await (const { frame, id } of rawFrames(res)) {
+    seen += frame;
+    if (id === null) continue;
+    lastId = id;
+    if (++ids === k) break;
+  }
+  ac.abort();
+  if (ids < k || /message_stop|\[DONE\]/.test(seen)) return null;
+  const again = await fetch(`${server.url}/v1/sessions/${session}/events`, { headers: { 'Last-Event-ID': lastId } });
+  assert.equal(again.status, 200);
+  assert.equal(again.headers.get('content-type'), res.headers.get('content-type'));
+  const rest = await again.text();
+  const whole = await (await fetch(`${server.url}/v1/sessions/${session}/events`)).text();
+  return { session, seen, rest, whole, lastId };
+}
+
+// Tries a few prompts until one answers past `k` ids.
+async function reattached(path, bodyOf, k = 4) {
+  for (let i = 0; i < 6; i++) {
+    const r = await detachAndReattach(path, bodyOf(i), k);
+    if (r) return r;
+  }
+  assert.fail(`no answer of ${path} went past ${k} ids in 6 tries`);
+}
+
+const sseResponse = (text) => new Response(text, { headers: { 'content-type': 'text/event-stream' } });
+
+test('OpenAI chat: re-attached after Last-Event-ID, seen + rest is the uninterrupted stream; the SDK reads one completion', async () => {
+  const r = await reattached('/v1/chat/completions', (i) => ({
+    model: 'default', stream: true, max_tokens: 24, ignore_eos: true, seed: 7 + i,
+    messages: [{ role: 'user', content: `Tell story ${i} about the sea.` }],
+  }));
+  assert.equal(r.seen + r.rest, r.whole);
+  assert.ok(!r.rest.includes(`id: ${r.lastId}\n`), 'nothing the client had is sent again');
+  const chunks = OpenAIStream.fromSSEResponse(sseResponse(r.seen + r.rest), new AbortController());
+  const done = await ChatCompletionStream.fromReadableStream(chunks.toReadableStream()).finalChatCompletion();
+  assert.equal(done.id, `chatcmpl-${r.session}`);
+  assert.equal(done.choices[0].finish_reason, 'length');
+  assert.ok(done.choices[0].message.content.length > 0);
+});
+
+test('OpenAI completions: re-attached text_completion chunks, seen + rest is the uninterrupted stream', async () => {
+  const r = await reattached('/v1/completions', (i) => ({
+    model: 'default', stream: true, max_tokens: 24, ignore_eos: true, seed: 70 + i, prompt: `Once upon a time ${i}`,
+  }));
+  assert.equal(r.seen + r.rest, r.whole);
+  let text = '';
+  let finish = null;
+  for await (const c of OpenAIStream.fromSSEResponse(sseResponse(r.seen + r.rest), new AbortController())) {
+    assert.equal(c.object, 'text_completion');
+    text += c.choices[0]?.text ?? '';
+    finish = c.choices[0]?.finish_reason ?? finish;
+  }
+  assert.equal(finish, 'length');
+  assert.ok(text.length > 0);
+});
+
+test('Anthropic: re-attached as typed Anthropic events (not OpenAI chunks); the SDK builds one message from seen + rest', async () => {
+  const r = await reattached('/v1/messages', (i) => ({
+    model: 'default', stream: true, max_tokens: 24, messages: [{ role: 'user', content: `Tell tale ${i} of the mountains.` }],
+  }));
+  assert.equal(r.seen + r.rest, r.whole);
+  assert.doesNotMatch(r.rest, /chat\.completion\.chunk/);
+  assert.match(r.rest, /^event: /m);
+  checkAnthropicStream(r.seen + r.rest);
+  const events = AnthropicStream.fromSSEResponse(sseResponse(r.seen + r.rest), new AbortController());
+  const msg = await MessageStream.fromReadableStream(events.toReadableStream()).finalMessage();
+  assert.equal(msg.id, `msg_${r.session.slice(5)}`);
+  assert.equal(msg.content[0].type, 'text');
+  assert.ok(['end_turn', 'max_tokens'].includes(msg.stop_reason));
+  // The re-attached reader's message equals what a non-streamed read of the session says.
+  const st = await (await fetch(`${server.url}/v1/sessions/${r.session}`)).json();
+  assert.equal(msg.content[0].text, st.text);
+  assert.equal(msg.usage.output_tokens, st.usage.completion_tokens);
+});
+
+test('Anthropic: a stop sequence that matched is named again by a reader of the journaled session', async () => {
+  // Greedy, the tiny model answers newlines: "\n\n" surely matches.
+  const res = await fetch(`${server.url}/v1/messages`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'default', stream: true, max_tokens: 16, temperature: 0, stop_sequences: ['\n\n', 'never'], messages: [{ role: 'user', content: 'Probe' }] }),
+  });
+  const session = res.headers.get('x-superfluid-session');
+  const live = await res.text();
+  const again = await (await fetch(`${server.url}/v1/sessions/${session}/events`)).text();
+  assert.equal(again, live, 'a reader from the start gets the live stream, byte for byte');
+  const delta = again.split('\n\n').map((f) => f.match(/^data: (.*)$/m)?.[1]).filter(Boolean).map((d) => JSON.parse(d)).find((d) => d.type === 'message_delta');
+  assert.equal(delta.delta.stop_reason, 'stop_sequence');
+  assert.equal(delta.delta.stop_sequence, '\n\n');
+});

@@ -1,0 +1,203 @@
+// Unit tests of the stream encoders (api/stream_encoder.h), events in, bytes out, no server:
+// each dialect's framing, ids and end; and the property re-attach rests on, for every cursor:
+// what a reader that re-attaches after token k-1 gets is exactly the rest of the uninterrupted
+// stream after the frame that carries id "<session>:<k-1>".
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+
+#include "api/anthropic_stream_encoder.h"
+#include "api/openai_stream.h"
+
+using namespace sf;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string k_session = "sess-0123456789abcdef";
+
+std::string id_of(size_t i) {
+    return k_session + ":" + std::to_string(i);
+}
+
+std::vector<session_event> tokens(const std::vector<std::string> &texts) {
+    std::vector<session_event> out;
+    for (size_t i = 0; i < texts.size(); ++i) {
+        session_event e;
+        e.index         = static_cast<uint32_t>(i);
+        e.token         = static_cast<token_id>(100 + i);
+        e.text          = texts[i];
+        e.cached_tokens = i == 0 ? 7 : 0;
+        out.push_back(e);
+    }
+    return out;
+}
+
+session_event end(finish_reason r, int32_t n, std::string tail = "") {
+    session_event f;
+    f.type              = session_event::kind::FINISHED;
+    f.reason            = r;
+    f.text              = std::move(tail);
+    f.completion_tokens = n;
+    f.prompt_tokens     = 12;
+    f.cached_tokens     = 7;
+    return f;
+}
+
+using factory = std::function<std::unique_ptr<stream_encoder>()>;
+
+// A reader from token `cursor` on, as the driver (http/stream_driver.cpp) runs the encoder.
+std::string read_from(const factory &make, const std::vector<session_event> &toks,
+                      const session_event &fin, size_t cursor) {
+    auto enc = make();
+    for (size_t i = 0; i < cursor && i < toks.size(); ++i) enc->skip(toks[i]);
+    std::string out = enc->open(cursor > 0);
+    for (size_t i = cursor; i < toks.size(); ++i) out += enc->token(toks[i], id_of(i));
+    const auto final_index = static_cast<size_t>(fin.completion_tokens);
+    out += cursor > final_index ? enc->after_end() : enc->finish(fin, id_of(final_index));
+    return out;
+}
+
+// Every re-attach point a client can hold (an id the full stream carried) gives the full
+// stream's rest after that frame.
+void expect_reattach_equals_suffix(const factory &make, const std::vector<session_event> &toks,
+                                   const session_event &fin) {
+    const std::string full = read_from(make, toks, fin, 0);
+    int ids                = 0;
+    for (size_t k = 1; k <= toks.size() + 1; ++k) {
+        const std::string marker = "id: " + id_of(k - 1) + "\n";
+        const auto at            = full.find(marker);
+        if (at == std::string::npos) continue;  // no frame carried that id: not a cursor
+        ++ids;
+        const auto frame_end = full.find("\n\n", at);
+        ASSERT_NE(frame_end, std::string::npos);
+        EXPECT_EQ(read_from(make, toks, fin, k), full.substr(frame_end + 2)) << "cursor " << k;
+    }
+    EXPECT_GE(ids, static_cast<int>(toks.size())) << full;
+}
+
+// The JSON of every `data:` line that is JSON.
+std::vector<json> data_of(const std::string &stream) {
+    std::vector<json> out;
+    size_t p = 0;
+    while ((p = stream.find("data: ", p)) != std::string::npos) {
+        const auto e = stream.find('\n', p);
+        auto j       = json::parse(stream.substr(p + 6, e - p - 6), nullptr, false);
+        if (!j.is_discarded()) out.push_back(j);
+        p = e;
+    }
+    return out;
+}
+
+openai_meta meta() {
+    openai_meta m;
+    m.id            = "chatcmpl-" + k_session;
+    m.model         = "m";
+    m.created       = 1;
+    m.prompt_tokens = 12;
+    return m;
+}
+
+}  // namespace
+
+TEST(OpenAIStreamEncoder, ChatChunksThenFinishUsageAndDone) {
+    const auto toks = tokens({"Hel", "lo", "", " world"});
+    factory make    = [] {
+        return std::make_unique<openai_stream_encoder>(
+            meta(), std::make_unique<chat_output_parser>(chat_parse_spec{}, "call_"), true);
+    };
+    const std::string s = read_from(make, toks, end(finish_reason::LENGTH, 4, "!"), 0);
+    auto d              = data_of(s);
+    ASSERT_GE(d.size(), 4u) << s;
+    EXPECT_EQ(d.front()["choices"][0]["delta"]["role"], "assistant");
+    std::string text;
+    for (const auto &j : d)
+        if (!j["choices"].empty() && j["choices"][0]["delta"].contains("content"))
+            text += j["choices"][0]["delta"]["content"].get<std::string>();
+    EXPECT_EQ(text, "Hello world!");
+    EXPECT_EQ(d[d.size() - 2]["choices"][0]["finish_reason"], "length");
+    EXPECT_EQ(d.back()["usage"]["completion_tokens"], 4);
+    EXPECT_EQ(d.back()["usage"]["prompt_tokens"], 12);
+    EXPECT_EQ(s.substr(s.size() - 14), "data: [DONE]\n\n");
+    EXPECT_EQ(s.find("id: " + id_of(2)), std::string::npos) << "a token with no text has no frame";
+    EXPECT_NE(s.find("id: " + id_of(4)), std::string::npos) << "the final chunk's id";
+    expect_reattach_equals_suffix(make, toks, end(finish_reason::LENGTH, 4, "!"));
+}
+
+TEST(OpenAIStreamEncoder, CompletionChunksAndAnErrorInBand) {
+    const auto toks = tokens({"a", "b", "c"});
+    factory make = [] { return std::make_unique<openai_stream_encoder>(meta(), nullptr, false); };
+    const std::string s = read_from(make, toks, end(finish_reason::STOP, 3), 0);
+    auto d              = data_of(s);
+    ASSERT_EQ(d.size(), 4u) << s;
+    EXPECT_EQ(d[0]["object"], "text_completion");
+    EXPECT_EQ(d[1]["choices"][0]["text"], "b");
+    EXPECT_EQ(d[3]["choices"][0]["finish_reason"], "stop");
+    expect_reattach_equals_suffix(make, toks, end(finish_reason::STOP, 3));
+    // An engine failure after the headers: one error body, then [DONE].
+    auto failed         = end(finish_reason::ERROR, 3);
+    failed.error        = "decode failed";
+    const std::string f = read_from(make, toks, failed, 0);
+    auto fd             = data_of(f);
+    EXPECT_EQ(fd.back()["error"]["message"], "decode failed");
+    EXPECT_EQ(f.substr(f.size() - 14), "data: [DONE]\n\n");
+}
+
+TEST(AnthropicStreamEncoder, TypedEventsWithIdsAndTheStopSequence) {
+    const auto toks = tokens({"The ", "sea", " is"});
+    factory make    = [] {
+        return std::make_unique<anthropic_stream_encoder>(
+            anthropic_meta{"msg_1", "m", 12, 0, 0},
+            std::make_unique<chat_output_parser>(chat_parse_spec{}, "toolu_"),
+            std::vector<std::string>{"END"}, false);
+    };
+    auto fin            = end(finish_reason::STOP, 3);
+    fin.stop_string     = "END";
+    const std::string s = read_from(make, toks, fin, 0);
+    std::vector<std::string> names;
+    for (size_t p = 0; (p = s.find("event: ", p)) != std::string::npos; ++p)
+        names.push_back(s.substr(p + 7, s.find('\n', p) - p - 7));
+    ASSERT_GE(names.size(), 6u) << s;
+    EXPECT_EQ(names.front(), "message_start");
+    EXPECT_EQ(names[names.size() - 2], "message_delta");
+    EXPECT_EQ(names.back(), "message_stop");
+    std::string text;
+    json delta;
+    for (const auto &j : data_of(s)) {
+        if (j["type"] == "content_block_delta") text += j["delta"]["text"].get<std::string>();
+        if (j["type"] == "message_delta") delta = j;
+        if (j["type"] == "message_start")
+            EXPECT_EQ(j["message"]["usage"]["cache_read_input_tokens"], 7);
+    }
+    EXPECT_EQ(text, "The sea is");
+    EXPECT_EQ(delta["delta"]["stop_reason"], "stop_sequence");
+    EXPECT_EQ(delta["delta"]["stop_sequence"], "END");
+    EXPECT_EQ(delta["usage"]["output_tokens"], 3);
+    expect_reattach_equals_suffix(make, toks, fin);
+}
+
+TEST(AnthropicStreamEncoder, ALongPrefillGetsMessageStartThenPingsAndAFailureAnErrorEvent) {
+    anthropic_stream_encoder enc(anthropic_meta{"msg_1", "m", 12, 0, 0},
+                                 std::make_unique<chat_output_parser>(chat_parse_spec{}, "toolu_"),
+                                 {}, true);
+    EXPECT_EQ(enc.open(false), "");
+    EXPECT_EQ(enc.idle().rfind("event: message_start\n", 0), 0u);
+    EXPECT_EQ(enc.idle(), "event: ping\ndata: {\"type\":\"ping\"}\n\n");
+    auto fin            = end(finish_reason::CANCELLED, 0);
+    fin.error           = "the server is shutting down";
+    const std::string s = enc.finish(fin, id_of(0));
+    auto d              = data_of(s);
+    ASSERT_FALSE(d.empty()) << s;
+    EXPECT_EQ(d.back()["type"], "error");
+    EXPECT_EQ(d.back()["error"]["type"], "overloaded_error") << s;  // 503 while shutting down
+}
+
+TEST(AnthropicStreamEncoder, StopSequencesTravelInTheJournaledClientMeta) {
+    EXPECT_EQ(anthropic_client_meta({}), "");
+    EXPECT_EQ(anthropic_stop_sequences(anthropic_client_meta({"a", "\n\nHuman:"})),
+              (std::vector<std::string>{"a", "\n\nHuman:"}));
+    EXPECT_TRUE(anthropic_stop_sequences("not json").empty());
+    EXPECT_TRUE(anthropic_stop_sequences(R"({"stop_sequences":"x"})").empty());
+}
