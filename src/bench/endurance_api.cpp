@@ -111,6 +111,12 @@ class anthropic_conversation : public endurance_conversation {
                        const request_options &opts) const override {
         return post_stream(base, "/v1/messages", body, opts, reader_of<anthropic_reader>());
     }
+    // Anthropic sessions replay as Anthropic's own typed events (issue #39).
+    stream_result reattach(const std::string &base, const std::string &session,
+                           const request_options &opts) const override {
+        return get_stream(base, "/v1/sessions/" + session + "/events", opts,
+                          reader_of<anthropic_reader>());
+    }
     void append(const stream_result &s, bool valid, const std::string &problem, int turn,
                 const std::string &result) override {
         if (s.tool_name.empty()) return append_no_call(messages_, s, result);

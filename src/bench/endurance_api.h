@@ -31,8 +31,9 @@ class endurance_conversation {
 
     /**
      * Re-attaches to the Superfluid session of a dropped answer: the whole answer, replayed
-     * from the journal and then followed live. Default: GET /v1/sessions/{id}/events (OpenAI
-     * chat chunks, the format every API's sessions replay in).
+     * from the journal and then followed live. Default: GET /v1/sessions/{id}/events read as
+     * OpenAI chat chunks (the format Ollama sessions replay in); Anthropic reads its own
+     * events there, Responses re-attaches through GET /v1/responses/{id}?stream=true.
      */
     virtual stream_result reattach(const std::string &base_url, const std::string &session,
                                    const request_options &opts) const;

@@ -76,7 +76,7 @@ async function finalState(sessionId) {
 // One request: POST; an OpenAI chat stream is read with its event ids checked (strictly
 // increasing, none repeated), the other formats are read to their end. When the head was killed
 // meanwhile, the client re-attaches on the new head: after the last id seen (OpenAI), else from
-// the start (the replay is OpenAI chat chunks, checked the same way). A background response is
+// the start (OpenAI chat chunks, or Anthropic's own events for /v1/messages; their ids checked the same way). A background response is
 // only polled. Returns the session's final state, or null when the request was not accepted.
 async function runStream(kind, i) {
   const [, path, make] = kind;
@@ -125,7 +125,7 @@ async function runStream(kind, i) {
   if (headEpoch !== epoch && !body.background && !(openai && done)) {
     await waitForHead();
     stats.reattached++;
-    if (!openai) last = -1; // a replay from the start, in OpenAI's format
+    if (!openai) last = -1; // a replay from the start, in the session's API's format
     const headers = openai && last >= 0 ? { 'Last-Event-ID': `${session}:${last}` } : {};
     const r = await fetch(`${server.url}/v1/sessions/${session}/events`, { headers }).catch(() => null);
     if (r && r.status === 200) await consume(r, 're-attach');
