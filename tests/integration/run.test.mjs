@@ -98,13 +98,21 @@ test('the terminal chat: commands, a multi-line message, Ctrl-C stops an answer,
   const srv = await startServer();
   try {
     const args = ['--port', String(srv.port), '--state-dir', srv.stateDir];
-    const r = await onTerminal(args, [
+    const session = () => onTerminal(args, [
       [500, '/set think off\n'],
       [300, '"""\nfirst line\nsecond line"""\n'],  // an unbounded answer on the random model...
       [2500, '\x03'],                              // ... stopped by Ctrl-C
       [1500, '/clear\n'],
       [300, '/bye\n'],
     ]);
+    // The random model may still end its answer by itself before the Ctrl-C (once in CI, after
+    // ~150 tokens): the Ctrl-C then meets the prompt ('>>> ^C'), and there was nothing to stop.
+    // Such a terminal session is run again, up to 3 times.
+    let r = await session();
+    for (let i = 1; i < 3 && !/\(stopped\)/.test(r.out) && />>> \^C/.test(r.out); i++) {
+      console.log(`the answer ended before the Ctrl-C (try ${i}); again`);
+      r = await session();
+    }
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /Thinking off\./);
     assert.match(r.out, /\(stopped\)/);
