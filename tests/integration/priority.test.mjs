@@ -86,8 +86,13 @@ test('a full class queue answers 429 with Retry-After; other classes are still a
     const running = await post(server, { ...long, priority: 'batch' });
     const runningReader = running.body.getReader();
     await runningReader.read();
-    const waiting = post(server, { ...long, priority: 'batch' }); // fills the batch queue
-    await until(async () => (await server.metrics()).num_requests_waiting === 1, 20000, 20);
+    // The stream's first chunk leaves at acceptance, before the session has a slot: on a loaded
+    // CI machine the next request found it still queued and was itself refused (429), so the
+    // queue never filled and the third request was admitted. Wait until it holds the slot.
+    assert.ok(await until(async () => (await server.metrics()).num_requests_running === 1, 20000, 20));
+    const waiting = await post(server, { ...long, priority: 'batch' }); // fills the batch queue
+    assert.equal(waiting.status, 200);
+    assert.ok(await until(async () => (await server.metrics()).num_requests_waiting === 1, 20000, 20));
     const refused = await post(server, { priority: 'batch' });
     assert.equal(refused.status, 429);
     assert.equal(refused.headers.get('retry-after'), '1');
@@ -97,7 +102,7 @@ test('a full class queue answers 429 with Retry-After; other classes are still a
     const chat = await post(server, { priority: 'interactive', max_tokens: 3 });
     assert.equal(chat.status, 200);
     await runningReader.cancel();
-    (await waiting).body?.cancel();
+    await waiting.body?.cancel();
   } finally {
     await server.stop();
   }
