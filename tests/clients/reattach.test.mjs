@@ -12,30 +12,13 @@ import { Stream as AnthropicStream } from '@anthropic-ai/sdk/streaming';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { startServer } from '../lib/server.mjs';
 import { checkAnthropicStream } from '../lib/event_grammar.mjs';
+import { sseFrames } from '../lib/sse.mjs';
 
 let server;
 before(async () => {
   server = await startServer();
 });
 after(async () => server && (await server.stop()));
-
-// Raw SSE frames (each with its "\n\n") as they arrive, and the id each carries (or null).
-async function* rawFrames(res) {
-  const reader = res.body.getReader();
-  const dec = new TextDecoder();
-  let buf = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return;
-    buf += dec.decode(value, { stream: true });
-    let nl;
-    while ((nl = buf.indexOf('\n\n')) >= 0) {
-      const frame = buf.slice(0, nl + 2);
-      buf = buf.slice(nl + 2);
-      yield { frame, id: (frame.match(/^id: (.*)$/m) || [])[1] ?? null };
-    }
-  }
-}
 
 // POSTs `body` detached and stops reading after the frame carrying the `k`-th id; then
 // re-attaches after that id and, once the session ended, reads it whole from the start.
@@ -53,7 +36,7 @@ async function detachAndReattach(path, body, k) {
   let seen = '';
   let ids = 0;
   let lastId = null;
-  for await (const { frame, id } of rawFrames(res)) {
+  for await (const { frame, id } of sseFrames(res, { all: true })) {
     seen += frame;
     if (id === null) continue;
     lastId = id;

@@ -2,8 +2,13 @@
 // process, re-attach). A read error ends the stream quietly: the server may have been killed on
 // purpose; callers check what they received.
 
-/** Yields { id, data } per frame that has a `data:` line (`id` null without an `id:` line). */
-export async function* sseFrames(res) {
+/**
+ * Yields { id, data, frame } per frame that has a `data:` line (`id` null without an `id:` line;
+ * `frame` the frame's text as sent, blank line included). With `all`, frames without data
+ * (comments, a bare `id:`) are yielded too, `data` null: the concatenation of every `frame` is
+ * the stream's text up to there.
+ */
+export async function* sseFrames(res, { all = false } = {}) {
   const reader = res.body.getReader();
   const dec = new TextDecoder();
   let buf = '';
@@ -18,15 +23,15 @@ export async function* sseFrames(res) {
     buf += dec.decode(chunk.value, { stream: true });
     let nl;
     while ((nl = buf.indexOf('\n\n')) >= 0) {
-      const frame = buf.slice(0, nl);
+      const frame = buf.slice(0, nl + 2);
       buf = buf.slice(nl + 2);
       let id = null;
       let data = null;
-      for (const line of frame.split('\n')) {
+      for (const line of frame.slice(0, -2).split('\n')) {
         if (line.startsWith('id: ')) id = line.slice(4);
         if (line.startsWith('data: ')) data = line.slice(6);
       }
-      if (data !== null) yield { id, data };
+      if (data !== null || all) yield { id, data, frame };
     }
   }
 }
