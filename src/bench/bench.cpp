@@ -249,7 +249,7 @@ int run(const bench_options &o) {
     rec["harness"] = measure_overhead();
     prog.done();
 
-    auto specs             = server_specs(o);
+    auto specs             = specs_given;
     nlohmann::json per_run = nlohmann::json::array();
     bool all_ok            = true;
     // throughput on a model file: llama-bench on it too, once per run (the engine's own limit).

@@ -24,8 +24,7 @@ void add_launch_options(CLI::App &cmd, launch::launch_options &o) {
                    "Mark the agent's requests with this class; without it they carry none and "
                    "get the server's --default-priority, as any client that marks nothing (a "
                    "person's chat beside the agents is then never behind them by class)")
-        ->check(
-            CLI::IsMember(std::vector<std::string>(k_class_names.begin(), k_class_names.end())));
+        ->check(CLI::IsMember(class_name_list()));
     cmd.add_option("--bin", o.bin, "The agent's executable (default: found on PATH)");
     cmd.add_option("--state-dir", o.state_dir,
                    "State directory (default: $XDG_STATE_HOME/superfluid)");

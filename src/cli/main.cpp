@@ -114,8 +114,7 @@ int main(int argc, char **argv) {
     std::string default_priority = "normal";
     serve->add_option("--default-priority", default_priority, "Class of requests that name none")
         ->capture_default_str()
-        ->check(CLI::IsMember(
-            std::vector<std::string>(sf::k_class_names.begin(), sf::k_class_names.end())));
+        ->check(CLI::IsMember(sf::class_name_list()));
     serve->add_flag("--strict-model-names", so.strict_model_names,
                     "Answer a request naming a model this server does not serve with 404 "
                     "(default: the served model answers it)");

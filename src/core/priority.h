@@ -7,7 +7,9 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace sf {
 
@@ -20,6 +22,11 @@ inline constexpr int k_classes = 3;
 /** The classes' names, indexed by their value. */
 inline constexpr std::array<const char *, k_classes> k_class_names = {"interactive", "normal",
                                                                       "batch"};
+
+/** The classes' names as a list (for CLI11's IsMember check and help). */
+inline std::vector<std::string> class_name_list() {
+    return {k_class_names.begin(), k_class_names.end()};
+}
 
 /** The class's name ("interactive" | "normal" | "batch"). */
 inline const char *class_name(priority_class c) {
