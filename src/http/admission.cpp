@@ -2,27 +2,10 @@
 
 #include <cpp-httplib/httplib.h>
 
-#include "api/anthropic_response.h"
-#include "api/ollama_response.h"
 #include "http/header_deadline.h"
 #include "http/key_check.h"
 
 namespace sf {
-
-void send_api_error(const httplib::Request &req, httplib::Response &res, const api_error &e) {
-    const bool anthropic =
-        req.path.rfind("/v1/messages", 0) == 0 || req.has_header("anthropic-version");
-    res.status = e.status;
-    if (anthropic) {
-        api_error a = e;
-        if (a.status == 503) a.status = res.status = 529;  // Anthropic's "overloaded"
-        res.set_content(anthropic_error_body(a), "application/json");
-    } else if (req.path.rfind("/api/", 0) == 0) {
-        res.set_content(ollama_error_body(e.message), "application/json");
-    } else {
-        res.set_content(openai_error_body(e), "application/json");
-    }
-}
 
 namespace {
 

@@ -11,6 +11,7 @@
 
 #include "api/api_error.h"
 #include "http/connection_gate.h"
+#include "http/error_reply.h"
 #include "http/origin_policy.h"
 
 namespace httplib {
@@ -20,13 +21,6 @@ struct Response;
 }  // namespace httplib
 
 namespace sf {
-
-/**
- * Writes `e` in the shape of the API `req` came in on: Anthropic (/v1/messages, or an
- * anthropic-version header; an overload's 503 is Anthropic's 529 overloaded_error), Ollama
- * (/api/…: {"error": message}), else OpenAI ({"error": {…}}).
- */
-void send_api_error(const httplib::Request &req, httplib::Response &res, const api_error &e);
 
 /**
  * Installs the pre-routing checks. `origins`: which browser requests are served (a refused one

@@ -7,6 +7,7 @@
 #include "api/anthropic_request.h"
 #include "api/anthropic_response.h"
 #include "api/anthropic_stream_encoder.h"
+#include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"
@@ -17,11 +18,6 @@ namespace sf {
 namespace {
 
 using namespace std::chrono_literals;
-
-void send_error(httplib::Response &res, const api_error &e) {
-    res.status = e.status;
-    res.set_content(anthropic_error_body(e), "application/json");
-}
 
 api_error anthropic_start_error(const start_error &se) {
     api_error e;
@@ -65,16 +61,16 @@ bool prepare(const httplib::Request &req, const std::string &body, bool count_on
              httplib::Response &res) {
     api_error err;
     if (!parse_anthropic_messages(body, count_only, greq, opts, err)) {
-        send_error(res, err);
+        send_error(res, api_dialect::ANTHROPIC, err);
         return false;
     }
     if (!apply_priority(req, rc.priority, rc.identity_secret, greq, res, err)) {
-        send_error(res, err);
+        send_error(res, api_dialect::ANTHROPIC, err);
         return false;
     }
     std::string why;
     if (!resolve_model(rc, greq.model, res, why)) {
-        send_error(res, api_error{404, "", why, "model", ""});
+        send_error(res, api_dialect::ANTHROPIC, api_error{404, "", why, "model", ""});
         return false;
     }
     return true;
@@ -91,7 +87,7 @@ void handle_messages(const httplib::Request &req, const std::string &body, httpl
     auto s = rc.sessions->start(greq, serr);
     if (!s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
-        return send_error(res, anthropic_start_error(serr));
+        return send_error(res, api_dialect::ANTHROPIC, anthropic_start_error(serr));
     }
     set_session_header(res, s->id());
     anthropic_meta meta = anthropic_session_meta(*s);
@@ -108,7 +104,7 @@ void handle_messages(const httplib::Request &req, const std::string &body, httpl
     session_event fin;
     if (!wait_for_session(*s, req, text, fin)) return;
     if (fin.reason == finish_reason::ERROR || fin.reason == finish_reason::CANCELLED) {
-        return send_error(res,
+        return send_error(res, api_dialect::ANTHROPIC,
                           api_error{rc.sessions->shutting_down() ? 503 : 500, "",
                                     fin.error.empty() ? "generation failed" : fin.error, "", ""});
     }
@@ -132,7 +128,7 @@ void handle_count_tokens(const httplib::Request &req, const std::string &body,
     int32_t n = 0;
     start_error serr;
     if (!rc.sessions->count_prompt_tokens(greq, n, serr))
-        return send_error(res, anthropic_start_error(serr));
+        return send_error(res, api_dialect::ANTHROPIC, anthropic_start_error(serr));
     res.set_content(R"({"input_tokens":)" + std::to_string(n) + "}", "application/json");
 }
 
@@ -161,7 +157,8 @@ void register_anthropic_routes(httplib::Server &svr, anthropic_route_context ctx
                                      const httplib::ContentReader &reader) {
             std::string body;
             if (!read_body(reader, rc->max_body_bytes, body))
-                return send_error(res, api_error{413, "", "the request body is too large", "", ""});
+                return send_error(res, api_dialect::ANTHROPIC,
+                                  api_error{413, "", "the request body is too large", "", ""});
             fn(req, body, res, *rc);
         });
     }

@@ -7,6 +7,7 @@
 #include "api/embed_request.h"
 #include "api/embed_response.h"
 #include "api/ollama_response.h"
+#include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/route_util.h"
 
@@ -17,9 +18,7 @@ namespace {
 enum class flavor { OPENAI, OLLAMA_EMBED, OLLAMA_LEGACY };
 
 void send_error(httplib::Response &res, flavor f, const api_error &e) {
-    res.status = e.status;
-    res.set_content(f == flavor::OPENAI ? openai_error_body(e) : ollama_error_body(e.message),
-                    "application/json");
+    sf::send_error(res, f == flavor::OPENAI ? api_dialect::OPENAI : api_dialect::OLLAMA, e);
 }
 
 void handle(const std::string &body, httplib::Response &res, const openai_route_context &rc,

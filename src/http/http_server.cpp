@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "api/anthropic_response.h"
 #include "api/api_error.h"
 #include "http/admission.h"
 #include "http/anthropic_routes.h"
 #include "http/embed_routes.h"
+#include "http/error_reply.h"
 #include "http/header_deadline.h"
 #include "http/ollama_model_routes.h"
 #include "http/ollama_routes.h"
@@ -87,7 +87,7 @@ void http_server::register_routes() {
     svr.set_read_timeout(30);
     svr.set_write_timeout(600);
 
-    // Bodies for failures httplib detects itself (413, unknown route, …), in OpenAI's shape.
+    // Bodies for failures httplib detects itself (413, unknown route, …), in the caller's shape.
     svr.set_error_handler([origins](const httplib::Request &req, httplib::Response &res) {
         if (!res.body.empty()) return;
         api_error e;
@@ -112,11 +112,9 @@ void http_server::register_routes() {
             if (res.status >= 500) e.type = "server_error";
         }
         cors_headers(origins, req, res);
-        // Anthropic clients get Anthropic's error shape (they send anthropic-version).
-        const bool anthropic =
-            req.path.rfind("/v1/messages", 0) == 0 || req.has_header("anthropic-version");
-        res.set_content(anthropic ? anthropic_error_body(e) : openai_error_body(e),
-                        "application/json");
+        // In the shape of the API the request came in on (Anthropic's clients send
+        // anthropic-version; Ollama's paths are /api/…).
+        send_error(res, dialect_of(req), e);
     });
     svr.set_exception_handler(
         [](const httplib::Request &, httplib::Response &res, std::exception_ptr ep) {

@@ -1,4 +1,5 @@
 #include "http/ollama_routes.h"
+#include "http/error_reply.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -21,11 +22,6 @@ using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
 constexpr const char *k_ndjson = "application/x-ndjson";
-
-void send_error(httplib::Response &res, int status, const std::string &message) {
-    res.status = status;
-    res.set_content(ollama_error_body(message), "application/json");
-}
 
 int64_t ns_between(clock_type::time_point a, clock_type::time_point b) {
     return b > a ? std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count() : 0;
@@ -198,14 +194,15 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
     api_error err;
     bool ok = chat ? parse_ollama_chat(body, greq, r->opts, err)
                    : parse_ollama_generate(body, greq, r->opts, err);
-    if (!ok) return send_error(res, err.status, err.message);
+    if (!ok) return send_error(res, api_dialect::OLLAMA, err.status, err.message);
     std::string why;
-    if (!resolve_model(rc, greq.model, res, why, true)) return send_error(res, 404, why);
+    if (!resolve_model(rc, greq.model, res, why, true))
+        return send_error(res, api_dialect::OLLAMA, 404, why);
     r->model = greq.model;
     if (r->opts.load_only) return answer_load(res, greq.model, chat, r->opts);
 
     if (!apply_priority(req, rc.priority, rc.identity_secret, greq, res, err))
-        return send_error(res, err.status, err.message);
+        return send_error(res, api_dialect::OLLAMA, err.status, err.message);
 
     greq.api = chat ? "ollama.chat" : "ollama.generate";  // journaled (re-attach format)
     start_error serr;
@@ -214,9 +211,9 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
         // Ollama answers a full queue (OLLAMA_MAX_QUEUE) with 503, not 429 (its FAQ; PR #4144).
         if (serr.type == start_error::kind::OVERLOADED) {
             res.set_header("Retry-After", "1");
-            return send_error(res, 503, serr.message);
+            return send_error(res, api_dialect::OLLAMA, 503, serr.message);
         }
-        return send_error(res, from_start_error(serr).status, serr.message);
+        return send_error(res, api_dialect::OLLAMA, from_start_error(serr).status, serr.message);
     }
     r->t_accepted = clock_type::now();
     if (greq.is_chat)
@@ -228,7 +225,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
         // answer stops when it is full (Ollama's context would hold no more).
         if (r->s->prompt_tokens() >= r->opts.num_ctx) {
             r->s->cancel();
-            return send_error(res, 400,
+            return send_error(res, api_dialect::OLLAMA, 400,
                               "the prompt is too long: " + std::to_string(r->s->prompt_tokens()) +
                                   " tokens > " + std::to_string(r->opts.num_ctx - 1) +
                                   " maximum (options.num_ctx)");
@@ -256,7 +253,8 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
         all.tool_calls.insert(all.tool_calls.end(), d.tool_calls.begin(), d.tool_calls.end());
         if (!end) continue;
         if (!end->error.empty()) {
-            return send_error(res, rc.sessions->shutting_down() ? 503 : 500, end->error);
+            return send_error(res, api_dialect::OLLAMA, rc.sessions->shutting_down() ? 503 : 500,
+                              end->error);
         }
         ollama_done done = make_done(*r, *end);
         res.set_content(chat ? ollama_chat_line(r->model, all, &done)
@@ -276,7 +274,8 @@ void register_ollama_routes(httplib::Server &svr, openai_route_context ctx) {
                             const httplib::ContentReader &reader) {
                      std::string body;
                      if (!read_body(reader, rc->max_body_bytes, body))
-                         return send_error(res, 413, "the request body is too large");
+                         return send_error(res, api_dialect::OLLAMA, 413,
+                                           "the request body is too large");
                      handle(req, body, res, *rc, chat);
                  });
     }

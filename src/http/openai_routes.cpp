@@ -1,4 +1,5 @@
 #include "http/openai_routes.h"
+#include "http/error_reply.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -14,11 +15,6 @@ namespace sf {
 
 namespace {
 
-void send_error(httplib::Response &res, const api_error &e) {
-    res.status = e.status;
-    res.set_content(openai_error_body(e), "application/json");
-}
-
 // Tool call ids of a session's answer: unique per session, the same for every reader.
 std::string tool_call_id_prefix(const session &s) {
     return "call_" + s.id() + "_";
@@ -32,12 +28,12 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     api_error err;
     bool ok = chat ? parse_openai_chat(body, greq, opts, err)
                    : parse_openai_completion(body, greq, opts, err);
-    if (!ok) return send_error(res, err);
+    if (!ok) return send_error(res, api_dialect::OPENAI, err);
     if (!apply_priority(req, rc.priority, rc.identity_secret, greq, res, err))
-        return send_error(res, err);
+        return send_error(res, api_dialect::OPENAI, err);
     std::string why;
     if (!resolve_model(rc, greq.model, res, why)) {
-        return send_error(res,
+        return send_error(res, api_dialect::OPENAI,
                           api_error{404, "invalid_request_error", why, "model", "model_not_found"});
     }
 
@@ -45,7 +41,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     auto s = sessions.start(greq, serr);
     if (!s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
-        return send_error(res, from_start_error(serr));
+        return send_error(res, api_dialect::OPENAI, from_start_error(serr));
     }
     set_session_header(res, s->id());
 
@@ -66,7 +62,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
         // A shutdown is "try again later" (503); a failed engine is a server error (500).
         api_error e{sessions.shutting_down() ? 503 : 500, "server_error",
                     fin.error.empty() ? "generation failed" : fin.error, "", ""};
-        return send_error(res, e);
+        return send_error(res, api_dialect::OPENAI, e);
     }
     meta.completion_tokens = fin.completion_tokens;
     meta.cached_tokens     = fin.cached_tokens;  // known once the worker placed it
@@ -117,7 +113,7 @@ void register_openai_routes(httplib::Server &svr, openai_route_context ctx) {
                      if (!read_body(reader, rc->max_body_bytes, body)) {
                          api_error e{413, "invalid_request_error", "the request body is too large",
                                      "", "request_too_large"};
-                         return send_error(res, e);
+                         return send_error(res, api_dialect::OPENAI, e);
                      }
                      handle_generation(req, body, res, *rc, chat);
                  });

@@ -1,4 +1,5 @@
 #include "http/responses_routes.h"
+#include "http/error_reply.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -20,11 +21,6 @@ namespace {
 
 using json = nlohmann::json;
 
-void send_error(httplib::Response &res, const api_error &e) {
-    res.status = e.status;
-    res.set_content(openai_error_body(e), "application/json");
-}
-
 // One log line per set of tool types not offered to the model (not one per request).
 void log_skipped_tools(const std::vector<std::string> &types) {
     std::string list;
@@ -43,17 +39,19 @@ void handle_create(const httplib::Request &req, const std::string &body, httplib
     generate_request greq;
     responses_options opts;
     api_error err;
-    if (!parse_responses_request(body, greq, opts, err)) return send_error(res, err);
+    if (!parse_responses_request(body, greq, opts, err))
+        return send_error(res, api_dialect::OPENAI, err);
     if (opts.background && !rc.sessions->journaled()) {
-        return send_error(res, bad_request("background responses need the token journal; this "
-                                           "server runs with --journal off",
-                                           "background", "unsupported_parameter"));
+        return send_error(res, api_dialect::OPENAI,
+                          bad_request("background responses need the token journal; this "
+                                      "server runs with --journal off",
+                                      "background", "unsupported_parameter"));
     }
     if (!apply_priority(req, rc.priority, rc.identity_secret, greq, res, err))
-        return send_error(res, err);
+        return send_error(res, api_dialect::OPENAI, err);
     std::string why;
     if (!resolve_model(rc, greq.model, res, why)) {
-        return send_error(res,
+        return send_error(res, api_dialect::OPENAI,
                           api_error{404, "invalid_request_error", why, "model", "model_not_found"});
     }
     if (!opts.skipped_tools.empty()) log_skipped_tools(opts.skipped_tools);
@@ -67,14 +65,14 @@ void handle_create(const httplib::Request &req, const std::string &body, httplib
     auto s = rc.sessions->start(greq, serr);
     if (!s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
-        return send_error(res, from_start_error(serr));
+        return send_error(res, api_dialect::OPENAI, from_start_error(serr));
     }
     set_session_header(res, s->id());
-    auto r = std::make_shared<responses_run>(s);
     // A background response belongs to no connection: its client going away cancels nothing;
     // nor does it cancel a detached one (X-Superfluid-Detach).
     if (opts.stream)
-        return serve_responses_stream(req, res, r, !opts.background && !wants_detach(req));
+        return serve_responses_stream(req, res, s, -1, !opts.background && !wants_detach(req));
+    auto r = std::make_shared<responses_run>(s);
     if (opts.background) {
         r->feed(std::chrono::milliseconds(0));
         return send_object(res, r->object());
@@ -90,10 +88,11 @@ void handle_create(const httplib::Request &req, const std::string &body, httplib
     auto obj = r->object();
     if (obj["status"] == "failed" || obj["status"] == "cancelled") {
         return send_error(
-            res, api_error{rc.sessions->shutting_down() ? 503 : 500, "server_error",
-                           obj["error"].is_object() ? obj["error"]["message"].get<std::string>()
-                                                    : "the response was cancelled",
-                           "", ""});
+            res, api_dialect::OPENAI,
+            api_error{rc.sessions->shutting_down() ? 503 : 500, "server_error",
+                      obj["error"].is_object() ? obj["error"]["message"].get<std::string>()
+                                               : "the response was cancelled",
+                      "", ""});
     }
     send_object(res, obj);
 }
@@ -110,8 +109,9 @@ std::shared_ptr<session> find_response(const openai_route_context &rc, const htt
     if (!s || s->api() != "openai.responses" ||
         !fields::flag_or(responses_echo(*s), "store", false)) {
         send_error(
-            res, api_error{404, "invalid_request_error", "No response found with id '" + id + "'.",
-                           "response_id", "response_not_found"});
+            res, api_dialect::OPENAI,
+            api_error{404, "invalid_request_error", "No response found with id '" + id + "'.",
+                      "response_id", "response_not_found"});
         return nullptr;
     }
     set_session_header(res, s->id());
@@ -124,21 +124,22 @@ void handle_retrieve(const httplib::Request &req, httplib::Response &res,
                      const openai_route_context &rc) {
     const std::string stream = req.has_param("stream") ? req.get_param_value("stream") : "false";
     if (stream != "true" && stream != "false") {
-        return send_error(res,
+        return send_error(res, api_dialect::OPENAI,
                           bad_request("'stream' must be true or false", "stream", "invalid_value"));
     }
     int64_t after = -1;
     if (req.has_param("starting_after")) {
         if (!parse_starting_after(req.get_param_value("starting_after"), after)) {
-            return send_error(res, bad_request("'starting_after' must be a non-negative integer "
-                                               "(a sequence_number)",
-                                               "starting_after", "invalid_value"));
+            return send_error(res, api_dialect::OPENAI,
+                              bad_request("'starting_after' must be a non-negative integer "
+                                          "(a sequence_number)",
+                                          "starting_after", "invalid_value"));
         }
     }
     auto s = find_response(rc, req, res);
     if (!s) return;
     if (stream == "true") {
-        return serve_responses_stream(req, res, std::make_shared<responses_run>(s, after), false);
+        return serve_responses_stream(req, res, s, after, false);
     }
     responses_run r(s);
     r.feed(std::chrono::milliseconds(0));
@@ -153,9 +154,10 @@ void handle_cancel(const httplib::Request &req, httplib::Response &res,
     auto s = find_response(rc, req, res);
     if (!s) return;
     if (!fields::flag_or(responses_echo(*s), "background", false)) {
-        return send_error(res, bad_request("Only responses created with background set to true "
-                                           "can be cancelled.",
-                                           "response_id", "invalid_request"));
+        return send_error(res, api_dialect::OPENAI,
+                          bad_request("Only responses created with background set to true "
+                                      "can be cancelled.",
+                                      "response_id", "invalid_request"));
     }
     if (!s->finished()) {
         cancel_and_wait(*s);
@@ -164,10 +166,11 @@ void handle_cancel(const httplib::Request &req, httplib::Response &res,
         r.feed(std::chrono::milliseconds(0));
         const std::string status = r.object()["status"];
         if (status != "cancelled") {
-            return send_error(res, bad_request("Cannot cancel a response with status '" + status +
-                                                   "'; only queued or in-progress responses can "
-                                                   "be cancelled.",
-                                               "response_id", "invalid_request"));
+            return send_error(res, api_dialect::OPENAI,
+                              bad_request("Cannot cancel a response with status '" + status +
+                                              "'; only queued or in-progress responses can "
+                                              "be cancelled.",
+                                          "response_id", "invalid_request"));
         }
     }
     responses_run r(s);
@@ -183,9 +186,9 @@ void register_responses_routes(httplib::Server &svr, openai_route_context ctx) {
                                    const httplib::ContentReader &reader) {
         std::string body;
         if (!read_body(reader, rc->max_body_bytes, body)) {
-            return send_error(
-                res, api_error{413, "invalid_request_error", "the request body is too large", "",
-                               "request_too_large"});
+            return send_error(res, api_dialect::OPENAI,
+                              api_error{413, "invalid_request_error",
+                                        "the request body is too large", "", "request_too_large"});
         }
         handle_create(req, body, res, *rc);
     });

@@ -1,4 +1,5 @@
 #include "http/session_routes.h"
+#include "http/error_reply.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -7,17 +8,14 @@
 #include "http/anthropic_routes.h"
 #include "http/header_deadline.h"
 #include "http/openai_routes.h"
+#include "http/responses_stream.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"
+#include "http/stream_driver.h"
 
 namespace sf {
 
 namespace {
-
-void send_error(httplib::Response &res, const api_error &e) {
-    res.status = e.status;
-    res.set_content(openai_error_body(e), "application/json");
-}
 
 // The session named by the path, or a 404 written into `res`. A session the caller may not use
 // (with keys: made with another key, and the caller no admin) is answered as an unknown one,
@@ -32,7 +30,7 @@ std::shared_ptr<session> find_or_404(session_manager &sessions, const session_ac
         api_error e{404, "invalid_request_error",
                     "no session '" + id + "' (unknown, or removed by journal retention)", "id",
                     "session_not_found"};
-        send_error(res, e);
+        send_error(res, api_dialect::OPENAI, e);
     }
     return s;
 }
@@ -58,13 +56,15 @@ void register_session_routes(httplib::Server &svr, session_manager &sessions,
                 size_t cursor = 0;
                 std::string err;
                 if (!resume_cursor(req, s->id(), cursor, err))
-                    return send_error(res, bad_request(err, "Last-Event-ID"));
+                    return send_error(res, api_dialect::OPENAI, bad_request(err, "Last-Event-ID"));
                 set_session_header(res, s->id());
                 // Each session in its own API's stream format (the journal records which).
                 if (s->api() == "anthropic.messages")
                     return stream_anthropic_session(req, res, s, cursor, sessions.shutting_down());
+                if (s->api() == "openai.responses")
+                    return serve_session_stream(req, res, s, responses_encoder(*s), cursor, false);
                 // OpenAI chunks for the rest: text-completion chunks for prompt-style APIs,
-                // chat chunks for the others (Ollama and Responses readers still get these).
+                // chat chunks for the others (Ollama readers still get these).
                 const bool chat  = session_is_chat(*s);
                 const bool usage = req.has_param("include_usage") &&
                                    req.get_param_value("include_usage") == "true";

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/priority.h"
+#include "http/error_reply.h"
 #include "http/status_view.h"
 #include "util/proc_memory.h"
 
@@ -221,7 +222,7 @@ void register_status_routes(httplib::Server &svr, session_manager &sessions,
     // The shape the caller expects: Anthropic's (type/display_name/created_at, has_more) for
     // clients that send anthropic-version, OpenAI's otherwise.
     svr.Get("/v1/models", [model_id](const httplib::Request &req, httplib::Response &res) {
-        if (req.has_header("anthropic-version")) {
+        if (dialect_of(req) == api_dialect::ANTHROPIC) {
             json model = {{"type", "model"},
                           {"id", model_id},
                           {"display_name", model_id},

@@ -1,13 +1,14 @@
-// Re-attach in each API's own format (issue #39): a client detaches mid-stream
-// (X-Superfluid-Detach: the generation goes on), then reads the rest from
-// GET /v1/sessions/{id}/events with Last-Event-ID. What it saw plus the rest must be, byte for
-// byte, the session's uninterrupted stream (a reader from the start once it ended), and the
-// official SDK must read the joined stream as one answer of its API. A real server on default
-// flags and the tiny model.
+// Re-attach in each API's own format (issue #39: OpenAI chat and completions, Anthropic,
+// Responses): a client detaches mid-stream (X-Superfluid-Detach: the generation goes on), then
+// reads the rest from GET /v1/sessions/{id}/events with Last-Event-ID. What it saw plus the rest
+// must be, byte for byte, the session's uninterrupted stream (a reader from the start once it
+// ended), and the official SDK must read the joined stream as one answer of its API. A real
+// server on default flags and the tiny model.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Stream as OpenAIStream } from 'openai/streaming';
 import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
+import { ResponseStream } from 'openai/lib/responses/ResponseStream';
 import { Stream as AnthropicStream } from '@anthropic-ai/sdk/streaming';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { startServer } from '../lib/server.mjs';
@@ -43,7 +44,7 @@ async function detachAndReattach(path, body, k) {
     if (++ids === k) break;
   }
   ac.abort();
-  if (ids < k || /message_stop|\[DONE\]/.test(seen)) return null;
+  if (ids < k || /message_stop|\[DONE\]|event: response\.(completed|incomplete)/.test(seen)) return null;
   const again = await fetch(`${server.url}/v1/sessions/${session}/events`, { headers: { 'Last-Event-ID': lastId } });
   assert.equal(again.status, 200);
   assert.equal(again.headers.get('content-type'), res.headers.get('content-type'));
@@ -110,6 +111,25 @@ test('Anthropic: re-attached as typed Anthropic events (not OpenAI chunks); the 
   const st = await (await fetch(`${server.url}/v1/sessions/${r.session}`)).json();
   assert.equal(msg.content[0].text, st.text);
   assert.equal(msg.usage.output_tokens, st.usage.completion_tokens);
+});
+
+test('Responses: re-attached as typed Responses events with their sequence_numbers; the SDK builds one response from seen + rest', async () => {
+  const r = await reattached('/v1/responses', (i) => ({
+    model: 'default', stream: true, max_output_tokens: 24, input: `Tell fable ${i} about the river.`,
+  }));
+  assert.equal(r.seen + r.rest, r.whole);
+  assert.doesNotMatch(r.rest, /chat\.completion\.chunk/);
+  const seqs = (r.seen + r.rest).split('\n\n').map((f) => f.match(/^data: (.*)$/m)?.[1]).filter(Boolean).map((d) => JSON.parse(d).sequence_number);
+  assert.deepEqual(seqs, seqs.map((_, i) => i), 'sequence_numbers 0, 1, 2… across the join');
+  const events = OpenAIStream.fromSSEResponse(sseResponse(r.seen + r.rest), new AbortController());
+  const resp = await ResponseStream.fromReadableStream(events.toReadableStream()).finalResponse();
+  assert.equal(resp.id, `resp_${r.session}`);
+  assert.ok(['completed', 'incomplete'].includes(resp.status));
+  // What the re-attached reader built equals the stored response object.
+  const stored = await (await fetch(`${server.url}/v1/responses/resp_${r.session}`)).json();
+  const withoutParsed = (v) => JSON.parse(JSON.stringify(v, (k, x) => (k === 'parsed' ? undefined : x))); // the SDK's own field
+  assert.deepEqual(withoutParsed(resp.output), stored.output);
+  assert.equal(resp.usage.output_tokens, stored.usage.output_tokens);
 });
 
 test('Anthropic: a stop sequence that matched is named again by a reader of the journaled session', async () => {

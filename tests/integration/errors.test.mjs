@@ -120,6 +120,19 @@ test('an unknown endpoint is a 404 in the same shape', async () => {
   assertOpenAIError(await post('/v1/nothing-here', {}), 404, {});
 });
 
+test("an unknown endpoint is a 404 in the caller's API shape: Ollama under /api/, Anthropic with anthropic-version", async () => {
+  const ollama = await post('/api/nothing-here', {});
+  assert.equal(ollama.status, 404);
+  const o = JSON.parse(ollama.text);
+  assert.equal(typeof o.error, 'string', ollama.text); // Ollama: {"error": "message"}
+  assert.match(o.error, /unknown endpoint: POST \/api\/nothing-here/);
+  const anthropic = await post('/v1/nothing-here', {}, { 'anthropic-version': '2023-06-01' });
+  assert.equal(anthropic.status, 404);
+  const a = JSON.parse(anthropic.text);
+  assert.equal(a.type, 'error', anthropic.text);
+  assert.equal(a.error.type, 'not_found_error');
+});
+
 test('the connection stays usable after an error response (keep-alive)', async () => {
   for (let i = 0; i < 3; i++) {
     assertOpenAIError(await post('/v1/chat/completions', '{bad'), 400, {});

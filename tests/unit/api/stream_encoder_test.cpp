@@ -10,6 +10,7 @@
 
 #include "api/anthropic_stream_encoder.h"
 #include "api/openai_stream.h"
+#include "api/responses_stream_encoder.h"
 
 using namespace sf;
 using json = nlohmann::json;
@@ -200,4 +201,66 @@ TEST(AnthropicStreamEncoder, StopSequencesTravelInTheJournaledClientMeta) {
               (std::vector<std::string>{"a", "\n\nHuman:"}));
     EXPECT_TRUE(anthropic_stop_sequences("not json").empty());
     EXPECT_TRUE(anthropic_stop_sequences(R"({"stop_sequences":"x"})").empty());
+}
+
+namespace {
+
+std::unique_ptr<responses_stream_encoder> responses_enc(int64_t skip_through = -1) {
+    responses_meta m;
+    m.id            = "resp_" + k_session;
+    m.model         = "m";
+    m.created       = 1;
+    m.prompt_tokens = 12;
+    return std::make_unique<responses_stream_encoder>(
+        std::move(m), std::make_unique<chat_output_parser>(chat_parse_spec{}, "call_"),
+        skip_through);
+}
+
+// The stream's frames, each with its blank line.
+std::vector<std::string> frames_of(const std::string &stream) {
+    std::vector<std::string> out;
+    for (size_t p = 0, e; (e = stream.find("\n\n", p)) != std::string::npos; p = e + 2)
+        out.push_back(stream.substr(p, e + 2 - p));
+    return out;
+}
+
+}  // namespace
+
+TEST(ResponsesStreamEncoder, TypedEventsInOrderWithSequenceNumbersIdsAndUsage) {
+    const auto toks     = tokens({"Hel", "lo", "", " world"});
+    factory make        = [] { return responses_enc(); };
+    const auto fin      = end(finish_reason::STOP, 4, "!");
+    const std::string s = read_from(make, toks, fin, 0);
+    const auto d        = data_of(s);
+    ASSERT_GE(d.size(), 8u) << s;
+    EXPECT_EQ(d[0]["type"], "response.created");
+    EXPECT_EQ(d[1]["type"], "response.in_progress");
+    EXPECT_EQ(d.back()["type"], "response.completed");
+    EXPECT_EQ(d.back()["response"]["usage"]["input_tokens"], 12);
+    EXPECT_EQ(d.back()["response"]["usage"]["output_tokens"], 4);
+    EXPECT_EQ(d.back()["response"]["usage"]["input_tokens_details"]["cached_tokens"], 7);
+    std::string text;
+    for (size_t i = 0; i < d.size(); ++i) {
+        EXPECT_EQ(d[i]["sequence_number"], i) << s;
+        if (d[i]["type"] == "response.output_text.delta") text += d[i]["delta"].get<std::string>();
+    }
+    EXPECT_EQ(text, "Hello world!");
+    EXPECT_EQ(s.find("id: " + id_of(2)), std::string::npos) << "a token with no text has no frame";
+    EXPECT_NE(s.find("id: " + id_of(4) + "\nevent: response.completed"), std::string::npos)
+        << "the end's id is on the terminal event";
+    expect_reattach_equals_suffix(make, toks, fin);
+}
+
+TEST(ResponsesStreamEncoder, StartingAfterASequenceNumberGivesTheRestOfTheStream) {
+    const auto toks = tokens({"a", "b", "c"});
+    const auto fin  = end(finish_reason::LENGTH, 3);
+    const auto full = frames_of(read_from([] { return responses_enc(); }, toks, fin, 0));
+    for (size_t k = 0; k < full.size(); ++k) {
+        const std::string rest =
+            read_from([k] { return responses_enc(static_cast<int64_t>(k)); }, toks, fin, 0);
+        std::string expected;
+        for (size_t i = k + 1; i < full.size(); ++i) expected += full[i];
+        EXPECT_EQ(rest, expected) << "starting_after " << k;
+    }
+    EXPECT_EQ(data_of(full.back()).front()["type"], "response.incomplete");
 }
