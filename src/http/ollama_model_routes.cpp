@@ -1,5 +1,4 @@
 #include "http/ollama_model_routes.h"
-#include "http/error_reply.h"
 
 #include <cpp-httplib/httplib.h>
 #include <openssl/sha.h>
@@ -12,6 +11,7 @@
 
 #include "api/json_fields.h"
 #include "api/ollama_response.h"
+#include "http/error_reply.h"
 #include "http/header_deadline.h"
 #include "http/model_names.h"
 #include "http/status_view.h"

@@ -1,5 +1,4 @@
 #include "http/ollama_routes.h"
-#include "http/error_reply.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -10,6 +9,7 @@
 #include "api/ollama_request.h"
 #include "api/ollama_response.h"
 #include "chat/output_parser.h"
+#include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"

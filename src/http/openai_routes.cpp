@@ -1,11 +1,11 @@
 #include "http/openai_routes.h"
-#include "http/error_reply.h"
 
 #include <cpp-httplib/httplib.h>
 
 #include "api/openai_request.h"
 #include "api/openai_response.h"
 #include "api/openai_stream.h"
+#include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/route_util.h"
 #include "http/session_ids.h"

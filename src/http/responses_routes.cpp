@@ -1,5 +1,4 @@
 #include "http/responses_routes.h"
-#include "http/error_reply.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -8,6 +7,7 @@
 #include "api/json_fields.h"
 #include "api/responses_request.h"
 #include "api/responses_response.h"
+#include "http/error_reply.h"
 #include "http/header_deadline.h"
 #include "http/model_names.h"
 #include "http/responses_stream.h"

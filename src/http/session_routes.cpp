@@ -1,11 +1,11 @@
 #include "http/session_routes.h"
-#include "http/error_reply.h"
 
 #include <cpp-httplib/httplib.h>
 
 #include "api/api_error.h"
 #include "api/session_state.h"
 #include "http/anthropic_routes.h"
+#include "http/error_reply.h"
 #include "http/header_deadline.h"
 #include "http/openai_routes.h"
 #include "http/responses_stream.h"
