@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(build-essential cmake ninja-build ccache pkg-config git ca-certificates curl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev libssl-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libgmock-dev
+  libboost1.74-dev  # Boost.Beast/Asio (header-only): the head's event-driven HTTP server
   bsdutils  # script(1): the terminal-chat test runs `superfluid run` on a pseudo-terminal
   sqlite3  # journal checks in the cluster and retry-resume tests read journal.db
   strace iproute2 util-linux  # tests/agents: connect() audit, a network namespace (unshare);

@@ -74,8 +74,9 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     serve
         ->add_option("--http-threads", so.http_threads,
-                     "HTTP connections served at once (streams included); more get 503 with "
-                     "Retry-After")
+                     "HTTP requests handled at once (a stream is one for its length); one more "
+                     "gets 503 with Retry-After. Idle and slow connections do not count: they "
+                     "hold a socket, not a thread")
         ->capture_default_str()
         ->check(CLI::Range(4, 4096));
     serve

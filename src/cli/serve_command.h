@@ -10,20 +10,21 @@ namespace sf {
 
 struct serve_options {
     std::string model;  // a .gguf path or org/repo[:TAG][@rev]; empty = the default model
-    std::string host        = "127.0.0.1";
-    int port                = 8453;
-    int ctx_size            = 8192;   // tokens per sequence (at most the model's training context)
-    bool ctx_size_given     = false;  // --ctx-size on the command line (a cap is warned about)
-    int parallel            = 0;      // concurrent sequences; 0: from KV memory (kv_config.h)
-    int max_seqs            = 128;    // most sequences when `parallel` is 0
-    int64_t kv_memory_mib   = 0;      // KV memory for them, MiB; 0: a quarter of MemAvailable
-    int batch_size          = 512;    // tokens per tick
-    int prefill_chunk       = 512;    // prompt tokens per sequence per tick
-    int tick_ms             = 30;     // target tick duration with prefill, ms (0: fixed budget)
-    int threads             = 0;      // 0 = all CPUs
-    int http_threads        = 256;    // connections served at once (http/connection_gate.h)
-    double header_timeout_s = 30;  // request line + headers must arrive within (header_deadline.h)
-    size_t max_body_bytes   = 32u << 20;
+    std::string host      = "127.0.0.1";
+    int port              = 8453;
+    int ctx_size          = 8192;   // tokens per sequence (at most the model's training context)
+    bool ctx_size_given   = false;  // --ctx-size on the command line (a cap is warned about)
+    int parallel          = 0;      // concurrent sequences; 0: from KV memory (kv_config.h)
+    int max_seqs          = 128;    // most sequences when `parallel` is 0
+    int64_t kv_memory_mib = 0;      // KV memory for them, MiB; 0: a quarter of MemAvailable
+    int batch_size        = 512;    // tokens per tick
+    int prefill_chunk     = 512;    // prompt tokens per sequence per tick
+    int tick_ms           = 30;     // target tick duration with prefill, ms (0: fixed budget)
+    int threads           = 0;      // 0 = all CPUs
+    int http_threads      = 256;    // requests handled at once (http/event_server.h)
+    double header_timeout_s =
+        30;  // request line + headers must arrive within (http/event_server.h)
+    size_t max_body_bytes = 32u << 20;
     std::string state_dir;              // empty = XDG state dir
     std::string config_file;            // JSON: default_priority, priority_rules (api/priority.h)
     std::vector<std::string> api_keys;  // --api-key: required of every API request when set

@@ -1,4 +1,5 @@
 #include "http/anthropic_routes.h"
+#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -147,7 +148,7 @@ void stream_anthropic_session(const httplib::Request &req, httplib::Response &re
     serve_session_stream(req, res, std::move(s), std::move(enc), cursor, false);
 }
 
-void register_anthropic_routes(httplib::Server &svr, anthropic_route_context ctx) {
+void register_anthropic_routes(http_router &svr, anthropic_route_context ctx) {
     auto rc       = std::make_shared<const anthropic_route_context>(std::move(ctx));
     using handler = void (*)(const httplib::Request &, const std::string &, httplib::Response &,
                              const anthropic_route_context &);

@@ -8,6 +8,8 @@
 
 namespace sf {
 
+class http_router;
+
 /** The same needs as the OpenAI routes (sessions, model check, limits, priorities). */
 using anthropic_route_context = openai_route_context;
 
@@ -23,6 +25,6 @@ void stream_anthropic_session(const httplib::Request &req, httplib::Response &re
                               std::shared_ptr<session> s, size_t cursor, bool shutting_down);
 
 /** Registers the routes. */
-void register_anthropic_routes(httplib::Server &svr, anthropic_route_context ctx);
+void register_anthropic_routes(http_router &svr, anthropic_route_context ctx);
 
 }  // namespace sf

@@ -1,4 +1,5 @@
 #include "http/embed_routes.h"
+#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -72,7 +73,7 @@ void handle(const std::string &body, httplib::Response &res, const openai_route_
 
 }  // namespace
 
-void register_embed_routes(httplib::Server &svr, openai_route_context ctx) {
+void register_embed_routes(http_router &svr, openai_route_context ctx) {
     auto rc = std::make_shared<const openai_route_context>(std::move(ctx));
     const std::pair<const char *, flavor> routes[] = {{"/v1/embeddings", flavor::OPENAI},
                                                       {"/api/embed", flavor::OLLAMA_EMBED},

@@ -8,6 +8,8 @@
 
 namespace sf {
 
-void register_embed_routes(httplib::Server &svr, openai_route_context ctx);
+class http_router;
+
+void register_embed_routes(http_router &svr, openai_route_context ctx);
 
 }  // namespace sf

@@ -11,7 +11,7 @@
 #include "http/anthropic_routes.h"
 #include "http/embed_routes.h"
 #include "http/error_reply.h"
-#include "http/header_deadline.h"
+#include "http/event_server.h"
 #include "http/ollama_model_routes.h"
 #include "http/ollama_routes.h"
 #include "http/openai_routes.h"
@@ -27,12 +27,16 @@ namespace sf {
 using json = nlohmann::json;
 
 http_server::http_server(session_manager &sessions, http_options opts)
-    : sessions_(sessions), opts_(std::move(opts)), svr_(std::make_unique<httplib::Server>()) {
-    // SO_REUSEADDR only (a restart binds past TIME_WAIT): httplib's default SO_REUSEPORT let a
-    // second server listen on a port the first holds, the kernel splitting connections.
-    svr_->set_socket_options(
-        [](socket_t s) { httplib::set_socket_opt(s, SOL_SOCKET, SO_REUSEADDR, 1); });
+    : sessions_(sessions), opts_(std::move(opts)), svr_(std::make_unique<http_router>()) {
     register_routes();
+    event_server_options eo;
+    eo.host           = opts_.host;
+    eo.port           = opts_.port;
+    eo.max_body_bytes = opts_.max_body_bytes;
+    eo.max_requests   = static_cast<size_t>(std::max(1, opts_.threads));
+    eo.header_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(opts_.header_timeout_s * 1000));
+    server_ = std::make_unique<event_server>(*svr_, eo, conn_stats_);
 }
 
 http_server::~http_server() {
@@ -61,33 +65,17 @@ static void cors_headers(const origin_policy &p, const httplib::Request &req,
 }
 
 void http_server::register_routes() {
-    auto &svr          = *svr_;
-    const size_t limit = static_cast<size_t>(std::max(1, opts_.threads));
-    auto stats         = conn_stats_;
-    // Idle keep-alive connections close (silently) before the header deadline could send them
-    // a 408 that no request asked for.
-    const auto header_ms =
-        std::chrono::milliseconds(static_cast<int64_t>(opts_.header_timeout_s * 1000));
-    deadline_ = std::make_shared<header_deadline>(opts_.port, header_ms, conn_stats_);
-    svr.set_keep_alive_timeout(std::clamp<time_t>(header_ms.count() / 2000, 1, 5));
-    auto deadline      = deadline_;
-    svr.new_task_queue = [limit, stats, deadline] {
-        return new connection_gate(limit, stats, deadline);
-    };
+    auto &svr = *svr_;
     const origin_policy origins{opts_.host, opts_.cors_origins, opts_.allowed_hosts};
     // Admin keys are API keys too (admission accepts both); their holders see every session.
     std::vector<std::string> keys = opts_.api_keys;
     keys.insert(keys.end(), opts_.admin_keys.begin(), opts_.admin_keys.end());
     auto access = std::make_shared<const session_access>(!keys.empty(), opts_.admin_keys,
                                                          opts_.identity_secret);
-    install_admission(svr, keys, origins, conn_stats_, deadline_);
-    svr.set_payload_max_length(opts_.max_body_bytes);
-    // Reading a request (headers and body) must not take long: a slow or stalled client holds
-    // an HTTP thread. Generation time is not bounded by this (it is not reading).
-    svr.set_read_timeout(30);
-    svr.set_write_timeout(600);
+    install_admission(svr, keys, origins);
 
-    // Bodies for failures httplib detects itself (413, unknown route, …), in the caller's shape.
+    // Bodies for failures found before or by routing (400, 408, 413, unknown route, …), in the
+    // caller's shape.
     svr.set_error_handler([origins](const httplib::Request &req, httplib::Response &res) {
         if (!res.body.empty()) return;
         api_error e;
@@ -100,8 +88,11 @@ void http_server::register_routes() {
             e.message = "unknown endpoint: " + req.method + " " + req.path.substr(0, shown) +
                         (req.path.size() > shown ? "…" : "");
             e.code = "unknown_url";
+        } else if (res.status == 408) {
+            e.message = "the request (its headers or body) did not arrive in time";
+            e.code    = "request_timeout";
         } else if (res.status == 400) {
-            // httplib's own 400: the request line or headers could not be read.
+            // The request line or headers could not be read (event_server).
             e.message =
                 "the request line or headers cannot be read (at most 100 header lines of "
                 "8 KiB each)";
@@ -130,11 +121,9 @@ void http_server::register_routes() {
             res.status = 500;
             res.set_content(openai_error_body(e), "application/json");
         });
-    svr.set_post_routing_handler(
-        [origins, deadline = deadline_](const httplib::Request &req, httplib::Response &res) {
-            cors_headers(origins, req, res);
-            if (deadline) header_deadline::after_streamed_body(res);
-        });
+    svr.set_post_routing_handler([origins](const httplib::Request &req, httplib::Response &res) {
+        cors_headers(origins, req, res);
+    });
 
     // CORS preflight from an allowed origin (pre-routing refused the others): no
     // authentication, allow what browsers ask for.
@@ -175,16 +164,17 @@ void http_server::register_routes() {
 }
 
 bool http_server::listen() {
-    if (!svr_->bind_to_port(opts_.host, opts_.port)) {
+    if (!server_->bind()) {
         SF_LOG_ERROR("http", "cannot listen on %s:%d (in use?)", opts_.host.c_str(), opts_.port);
         return false;
     }
     SF_LOG_INFO("http", "listening on http://%s:%d", opts_.host.c_str(), opts_.port);
-    return svr_->listen_after_bind();
+    server_->run();
+    return true;
 }
 
 void http_server::stop() {
-    if (svr_) svr_->stop();
+    if (server_) server_->stop();
 }
 
 }  // namespace sf

@@ -1,7 +1,7 @@
-// The head's HTTP server (cpp-httplib, the copy llama.cpp vendors): routing, CORS (for the
-// origins http/origin_policy.h allows), body
-// limits, error bodies for transport-level failures, and the non-generation endpoints
-// (/health, /v1/models, /metrics). Generation routes live in openai_routes.cpp.
+// The head's HTTP server: the routes of every API on one router (http/router.h), served by the
+// event-driven server (http/event_server.h); CORS (for the origins http/origin_policy.h
+// allows), error bodies for failures found before routing, and the non-generation endpoints
+// (/health, /v1/models, /metrics). Generation routes live in the *_routes.cpp files.
 #pragma once
 
 #include <memory>
@@ -9,12 +9,10 @@
 #include <vector>
 
 #include "api/priority.h"
-#include "http/connection_gate.h"
+#include "http/connection_stats.h"
+#include "http/event_server.h"
+#include "http/router.h"
 #include "session/session_manager.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace sf {
 
@@ -22,9 +20,9 @@ struct http_options {
     std::string host        = "127.0.0.1";
     int port                = 8453;
     size_t max_body_bytes   = 32u << 20;  // larger bodies get 413
-    int threads             = 256;  // connections served at once; beyond: 503 (connection_gate.h)
-    double header_timeout_s = 30;   // request line + headers must arrive within (header_deadline.h)
-    std::string model_id;           // the id /v1/models lists
+    int threads             = 256;        // requests handled at once; beyond: 503 (event_server.h)
+    double header_timeout_s = 30;  // request line + headers must arrive within (event_server.h)
+    std::string model_id;          // the id /v1/models lists
     std::string model_path;
     std::string state_dir;     // the model store's index (/api/pull, /api/delete)
     priority_config priority;  // how requests get their class (api/priority.h)
@@ -53,9 +51,9 @@ class http_server {
 
     session_manager &sessions_;
     http_options opts_;
-    std::unique_ptr<httplib::Server> svr_;
+    std::unique_ptr<http_router> svr_;
     std::shared_ptr<connection_stats> conn_stats_ = std::make_shared<connection_stats>();
-    std::shared_ptr<header_deadline> deadline_;
+    std::unique_ptr<event_server> server_;
 };
 
 }  // namespace sf

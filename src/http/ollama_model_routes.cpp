@@ -1,4 +1,5 @@
 #include "http/ollama_model_routes.h"
+#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 #include <openssl/sha.h>
@@ -12,7 +13,6 @@
 #include "api/json_fields.h"
 #include "api/ollama_response.h"
 #include "http/error_reply.h"
-#include "http/header_deadline.h"
 #include "http/model_names.h"
 #include "http/status_view.h"
 #include "http/store_routes.h"
@@ -134,7 +134,7 @@ std::string ollama_model_name(const std::string &model_id) {
     return model_id.find(':') == std::string::npos ? model_id + ":latest" : model_id;
 }
 
-void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx,
+void register_ollama_model_routes(http_router &svr, openai_route_context ctx,
                                   std::string model_path, std::string state_dir) {
     auto rc = std::make_shared<const openai_route_context>(std::move(ctx));
     // Without keys any local user may ask: the model's file name, not where it lies.
@@ -163,7 +163,6 @@ void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx
 
     svr.Post(
         "/api/show", [rc, path, shown_path](const httplib::Request &req, httplib::Response &res) {
-            header_deadline::body_read();  // httplib read the body before this handler
             json j;
             api_error err;
             if (!fields::parse_object(req.body, j, err))

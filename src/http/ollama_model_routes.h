@@ -10,9 +10,11 @@
 
 namespace sf {
 
+class http_router;
+
 /** Registers the routes; `model_path` is the served GGUF file; /api/tags also lists the
  *  models pulled into the store whose index is under `state_dir` (none when ""). */
-void register_ollama_model_routes(httplib::Server &svr, openai_route_context ctx,
+void register_ollama_model_routes(http_router &svr, openai_route_context ctx,
                                   std::string model_path, std::string state_dir = "");
 
 /** Ollama's display name of the served model: "<model id>:latest". */

@@ -1,4 +1,5 @@
 #include "http/ollama_routes.h"
+#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -266,7 +267,7 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
 
 }  // namespace
 
-void register_ollama_routes(httplib::Server &svr, openai_route_context ctx) {
+void register_ollama_routes(http_router &svr, openai_route_context ctx) {
     auto rc = std::make_shared<const openai_route_context>(std::move(ctx));
     for (bool chat : {true, false}) {
         svr.Post(chat ? "/api/chat" : "/api/generate",

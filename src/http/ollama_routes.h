@@ -11,7 +11,9 @@
 
 namespace sf {
 
+class http_router;
+
 /** Registers /api/chat and /api/generate. */
-void register_ollama_routes(httplib::Server &svr, openai_route_context ctx);
+void register_ollama_routes(http_router &svr, openai_route_context ctx);
 
 }  // namespace sf

@@ -1,4 +1,5 @@
 #include "http/openai_routes.h"
+#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -103,7 +104,7 @@ void stream_openai_session(const httplib::Request &req, httplib::Response &res,
     serve_session_stream(req, res, std::move(s), std::move(enc), cursor, cancel_on_disconnect);
 }
 
-void register_openai_routes(httplib::Server &svr, openai_route_context ctx) {
+void register_openai_routes(http_router &svr, openai_route_context ctx) {
     auto rc = std::make_shared<const openai_route_context>(std::move(ctx));
     for (bool chat : {true, false}) {
         svr.Post(chat ? "/v1/chat/completions" : "/v1/completions",

@@ -12,12 +12,13 @@
 #include "session/session_manager.h"
 
 namespace httplib {
-class Server;
 struct Request;
 struct Response;
 }  // namespace httplib
 
 namespace sf {
+
+class http_router;
 
 /** What the OpenAI routes need from the server. */
 struct openai_route_context {
@@ -51,6 +52,6 @@ void stream_openai_session(const httplib::Request &req, httplib::Response &res,
                            bool include_usage, size_t cursor, bool cancel_on_disconnect);
 
 /** Registers the routes. Bodies are read whatever their Content-Type. */
-void register_openai_routes(httplib::Server &svr, openai_route_context ctx);
+void register_openai_routes(http_router &svr, openai_route_context ctx);
 
 }  // namespace sf

@@ -1,4 +1,5 @@
 #include "http/responses_routes.h"
+#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -8,7 +9,6 @@
 #include "api/responses_request.h"
 #include "api/responses_response.h"
 #include "http/error_reply.h"
-#include "http/header_deadline.h"
 #include "http/model_names.h"
 #include "http/responses_stream.h"
 #include "http/route_util.h"
@@ -180,7 +180,7 @@ void handle_cancel(const httplib::Request &req, httplib::Response &res,
 
 }  // namespace
 
-void register_responses_routes(httplib::Server &svr, openai_route_context ctx) {
+void register_responses_routes(http_router &svr, openai_route_context ctx) {
     auto rc = std::make_shared<const openai_route_context>(std::move(ctx));
     svr.Post("/v1/responses", [rc](const httplib::Request &req, httplib::Response &res,
                                    const httplib::ContentReader &reader) {
@@ -198,7 +198,6 @@ void register_responses_routes(httplib::Server &svr, openai_route_context ctx) {
             });
     svr.Post(R"(/v1/responses/([A-Za-z0-9_\-]+)/cancel)",
              [rc](const httplib::Request &req, httplib::Response &res) {
-                 header_deadline::body_read();
                  handle_cancel(req, res, *rc);
              });
 }

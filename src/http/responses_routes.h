@@ -13,6 +13,8 @@
 
 namespace sf {
 
-void register_responses_routes(httplib::Server &svr, openai_route_context ctx);
+class http_router;
+
+void register_responses_routes(http_router &svr, openai_route_context ctx);
 
 }  // namespace sf

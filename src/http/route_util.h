@@ -9,7 +9,6 @@
 
 #include "api/api_error.h"
 #include "api/priority.h"
-#include "http/header_deadline.h"
 #include "session/session_manager.h"
 
 namespace httplib {
@@ -34,10 +33,8 @@ bool read_body(const Reader &reader, size_t max_bytes, std::string &body) {
             return false;
         }
         body.append(data, len);
-        header_deadline::body_progress(len);  // a body keeps a minimum rate, not a deadline
         return true;
     });
-    header_deadline::body_read();  // the body is in: what follows is the handler's own time
     return !too_large;
 }
 

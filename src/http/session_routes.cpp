@@ -1,4 +1,5 @@
 #include "http/session_routes.h"
+#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -6,7 +7,6 @@
 #include "api/session_state.h"
 #include "http/anthropic_routes.h"
 #include "http/error_reply.h"
-#include "http/header_deadline.h"
 #include "http/openai_routes.h"
 #include "http/responses_stream.h"
 #include "http/route_util.h"
@@ -37,7 +37,7 @@ std::shared_ptr<session> find_or_404(session_manager &sessions, const session_ac
 
 }  // namespace
 
-void register_session_routes(httplib::Server &svr, session_manager &sessions,
+void register_session_routes(http_router &svr, session_manager &sessions,
                              std::shared_ptr<const session_access> access) {
     svr.Get(R"(/v1/sessions/([A-Za-z0-9_\-]+))",
             [&sessions, access](const httplib::Request &req, httplib::Response &res) {
@@ -74,7 +74,6 @@ void register_session_routes(httplib::Server &svr, session_manager &sessions,
             });
     svr.Post(R"(/v1/sessions/([A-Za-z0-9_\-]+)/cancel)",
              [&sessions, access](const httplib::Request &req, httplib::Response &res) {
-                 header_deadline::body_read();
                  bool interrupted = false;
                  auto s           = find_or_404(sessions, *access, req, res, interrupted);
                  if (!s) return;

@@ -15,14 +15,12 @@
 #include "http/session_access.h"
 #include "session/session_manager.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace sf {
 
+class http_router;
+
 /** Registers the routes; `sessions` must outlive the server; `access`: who may use a session. */
-void register_session_routes(httplib::Server &svr, session_manager &sessions,
+void register_session_routes(http_router &svr, session_manager &sessions,
                              std::shared_ptr<const session_access> access);
 
 }  // namespace sf

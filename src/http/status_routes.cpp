@@ -1,5 +1,6 @@
 #include "http/status_routes.h"
 #include "http/admission.h"
+#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 #include <nlohmann/json.hpp>
@@ -183,7 +184,7 @@ std::string metrics_text(session_manager &sessions) {
 
 }  // namespace
 
-void register_status_routes(httplib::Server &svr, session_manager &sessions,
+void register_status_routes(http_router &svr, session_manager &sessions,
                             const std::string &model_id, const std::string & /*model_path*/,
                             std::shared_ptr<connection_stats> connections) {
     svr.Get("/health", [&sessions](const httplib::Request &, httplib::Response &res) {

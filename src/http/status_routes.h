@@ -6,20 +6,18 @@
 #include <memory>
 #include <string>
 
-#include "http/connection_gate.h"
+#include "http/connection_stats.h"
 #include "session/session_manager.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace sf {
+
+class http_router;
 
 /**
  * Registers the status endpoints for the model `model_id` at `model_path`; /metrics adds the
  * HTTP connection gate's counters when `connections` is given.
  */
-void register_status_routes(httplib::Server &svr, session_manager &sessions,
+void register_status_routes(http_router &svr, session_manager &sessions,
                             const std::string &model_id, const std::string &model_path,
                             std::shared_ptr<connection_stats> connections = nullptr);
 

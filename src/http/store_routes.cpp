@@ -1,4 +1,5 @@
 #include "http/store_routes.h"
+#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 #include <nlohmann/json.hpp>
@@ -8,7 +9,6 @@
 #include <memory>
 
 #include "api/json_fields.h"
-#include "http/header_deadline.h"
 #include "models/model_store.h"
 #include "util/log.h"
 
@@ -108,13 +108,12 @@ json pulled_model_tags(const std::string &state_dir, const std::string &exclude)
     return out;
 }
 
-void register_store_routes(httplib::Server &svr, const std::string &state_dir) {
+void register_store_routes(http_router &svr, const std::string &state_dir) {
     models::store_options so;
     so.state_dir = state_dir;
     auto st      = std::make_shared<models::model_store>(so);
 
     svr.Post("/api/pull", [st](const httplib::Request &req, httplib::Response &res) {
-        header_deadline::body_read();  // httplib read the body before this handler
         json body;
         std::string model;
         if (!read_model(req, res, body, model)) return;
@@ -153,7 +152,6 @@ void register_store_routes(httplib::Server &svr, const std::string &state_dir) {
     });
 
     svr.Delete("/api/delete", [st](const httplib::Request &req, httplib::Response &res) {
-        header_deadline::body_read();  // httplib read the body before this handler
         json body;
         std::string model;
         if (!read_model(req, res, body, model)) return;

@@ -14,14 +14,12 @@
 
 #include <string>
 
-namespace httplib {
-class Server;
-}
-
 namespace sf {
 
+class http_router;
+
 /** Registers /api/pull and /api/delete over the store whose index is under `state_dir`. */
-void register_store_routes(httplib::Server &svr, const std::string &state_dir);
+void register_store_routes(http_router &svr, const std::string &state_dir);
 
 /**
  * The pulled models as Ollama /api/tags entries (name, model, modified_at = when pulled, size,

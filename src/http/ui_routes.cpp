@@ -1,4 +1,5 @@
 #include "http/ui_routes.h"
+#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -39,8 +40,8 @@ struct stream_slot {
 
 }  // namespace
 
-void register_ui_routes(httplib::Server &svr, session_manager &sessions,
-                        const std::string &model_id, std::shared_ptr<const session_access> access) {
+void register_ui_routes(http_router &svr, session_manager &sessions, const std::string &model_id,
+                        std::shared_ptr<const session_access> access) {
     auto source = std::make_shared<ui_snapshot_source>(sessions, model_id, access->keyed());
     auto open   = std::make_shared<std::atomic<int>>(0);
 

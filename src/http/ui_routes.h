@@ -12,11 +12,9 @@
 #include "http/session_access.h"
 #include "session/session_manager.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace sf {
+
+class http_router;
 
 /** Most /ui/events streams open at once (each holds an HTTP thread). */
 constexpr int kMaxUiStreams = 16;
@@ -26,7 +24,7 @@ constexpr int kMaxUiStreams = 16;
  * each viewer sees; with keys in use (every viewer holds one) the snapshot carries the worker's
  * pid.
  */
-void register_ui_routes(httplib::Server &svr, session_manager &sessions,
-                        const std::string &model_id, std::shared_ptr<const session_access> access);
+void register_ui_routes(http_router &svr, session_manager &sessions, const std::string &model_id,
+                        std::shared_ptr<const session_access> access);
 
 }  // namespace sf
