@@ -38,6 +38,11 @@ class stream_encoder {
     virtual std::string finish(const session_event &fin, const std::string &id) = 0;
     /** For a re-attached reader that already has the end: what closes its stream. */
     virtual std::string after_end() { return ""; }
+    /**
+     * True once the encoder wrote the stream's end before the session's (a cap the client set,
+     * Ollama's options.num_ctx): the driver ends the stream and cancels the generation.
+     */
+    virtual bool ended() const { return false; }
     /** For a stream that wrote nothing for a while (a long prefill): keep-alive bytes, or "". */
     virtual std::string idle() { return ""; }
 };

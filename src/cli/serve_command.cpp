@@ -298,7 +298,7 @@ int run_serve(const serve_options &in) {
         // A failed bind sends the SIGTERM that ends this wait: no signal came from outside.
         if (!listen_failed) SF_LOG_INFO("serve", "signal %d: shutting down", sig);
         // Running sessions end now (streams get an in-band error and [DONE], waiting
-        // requests a 503), so the HTTP threads are free for stop() to join.
+        // requests a 503), so the request threads are free for stop() to join.
         sessions.shutdown_sessions();
         http.stop();
     });

@@ -1,9 +1,9 @@
 #include "http/admission.h"
-#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
 #include "http/key_check.h"
+#include "http/router.h"
 
 namespace sf {
 

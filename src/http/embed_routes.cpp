@@ -1,5 +1,4 @@
 #include "http/embed_routes.h"
-#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -11,6 +10,7 @@
 #include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/route_util.h"
+#include "http/router.h"
 
 namespace sf {
 

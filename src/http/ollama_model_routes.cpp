@@ -1,5 +1,4 @@
 #include "http/ollama_model_routes.h"
-#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 #include <openssl/sha.h>
@@ -14,6 +13,7 @@
 #include "api/ollama_response.h"
 #include "http/error_reply.h"
 #include "http/model_names.h"
+#include "http/router.h"
 #include "http/status_view.h"
 #include "http/store_routes.h"
 

@@ -1,5 +1,4 @@
 #include "http/ollama_routes.h"
-#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -9,11 +8,14 @@
 
 #include "api/ollama_request.h"
 #include "api/ollama_response.h"
+#include "api/ollama_stream_encoder.h"
 #include "chat/output_parser.h"
 #include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/route_util.h"
+#include "http/router.h"
 #include "http/session_ids.h"
+#include "http/stream_driver.h"
 
 namespace sf {
 
@@ -135,46 +137,6 @@ ollama_done make_done(ollama_run &r, const run_end &e) {
     return d;
 }
 
-std::string line(const ollama_run &r, const ollama_delta &d, const ollama_done *done) {
-    return (r.chat ? ollama_chat_line(r.model, d, done) : ollama_generate_line(r.model, d, done)) +
-           "\n";
-}
-
-// One step of an NDJSON stream; false ends it.
-bool stream_step(ollama_run &r, const httplib::Request &req, httplib::DataSink &sink) {
-    ollama_delta d;
-    std::optional<run_end> end;
-    if (!poll(r, req, d, end)) return false;
-    const bool has_text = !d.content.empty() || !d.thinking.empty() || !d.tool_calls.empty();
-    if (end && !end->error.empty()) {
-        // Headers are gone: report in-band, then end the stream (never hang).
-        if (has_text) {
-            std::string l = line(r, d, nullptr);
-            sink.write(l.data(), l.size());
-        }
-        std::string l = ollama_error_body(end->error) + "\n";
-        sink.write(l.data(), l.size());
-        r.done = true;
-        sink.done();
-        return true;
-    }
-    if (end) {
-        ollama_done done = make_done(r, *end);
-        if (has_text) {
-            std::string l = line(r, d, nullptr);
-            if (!sink.write(l.data(), l.size())) return false;
-        }
-        std::string l = line(r, ollama_delta{}, &done);
-        if (!sink.write(l.data(), l.size())) return false;
-        r.done = true;
-        sink.done();
-        return true;
-    }
-    if (!has_text) return true;
-    std::string l = line(r, d, nullptr);
-    return sink.write(l.data(), l.size());
-}
-
 // A load/unload request: nothing to generate, answered at once as Ollama does.
 void answer_load(httplib::Response &res, const std::string &model, bool chat,
                  const ollama_options &opts) {
@@ -205,7 +167,8 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
     if (!apply_priority(req, rc.priority, rc.identity_secret, greq, res, err))
         return send_error(res, api_dialect::OLLAMA, err.status, err.message);
 
-    greq.api = chat ? "ollama.chat" : "ollama.generate";  // journaled (re-attach format)
+    greq.api         = chat ? "ollama.chat" : "ollama.generate";  // journaled (re-attach format)
+    greq.client_meta = ollama_client_meta(greq.is_chat);  // whether a reader parses the text
     start_error serr;
     r->s = rc.sessions->start(greq, serr);
     if (!r->s) {
@@ -218,8 +181,8 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
     }
     r->t_accepted = clock_type::now();
     if (greq.is_chat)
-        r->parser =
-            std::make_unique<chat_output_parser>(r->s->parse_spec(), "call_" + r->s->id() + "_");
+        r->parser = std::make_unique<chat_output_parser>(r->s->parse_spec(),
+                                                         ollama_tool_call_prefix(r->s->id()));
     set_session_header(res, r->s->id());
     if (r->opts.num_ctx > 0) {
         // options.num_ctx below the server's context: the prompt must fit in it, and the
@@ -235,10 +198,19 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
     }
 
     if (r->opts.stream) {
-        return serve_stream(
-            res, k_ndjson, r->s,
-            [r, &req](httplib::DataSink &sink) { return stream_step(*r, req, sink); },
-            [r] { return r->done; }, !wants_detach(req));
+        ollama_stream_meta meta;
+        meta.model            = r->model;
+        meta.chat             = chat;
+        meta.prompt_tokens    = r->s->prompt_tokens();
+        meta.prompt_token_ids = r->s->prompt_token_ids();
+        meta.limit            = r->limit;
+        ollama_stream_clock clock;
+        clock.start    = r->t_start;
+        clock.accepted = r->t_accepted;
+        return serve_session_stream(
+            req, res, r->s,
+            std::make_unique<ollama_stream_encoder>(std::move(meta), std::move(r->parser), clock),
+            0, !wants_detach(req));
     }
 
     ollama_delta all;

@@ -1,5 +1,4 @@
 #include "http/openai_routes.h"
-#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -9,6 +8,7 @@
 #include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/route_util.h"
+#include "http/router.h"
 #include "http/session_ids.h"
 #include "http/stream_driver.h"
 

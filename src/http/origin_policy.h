@@ -11,7 +11,7 @@
 //   Content  a browser's POST/PUT/DELETE whose Content-Type is one a page may send without a
 //            preflight (text/plain, form encodings) is refused with 415: the API takes JSON.
 // Clients that are not browsers (SDKs, curl, agents) send no Origin and are unaffected.
-// Plain data, read-only after start: any connection thread may call it.
+// Plain data, read-only after start: any request thread may call it.
 #pragma once
 
 #include <string>

@@ -1,5 +1,4 @@
 #include "http/responses_routes.h"
-#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -12,6 +11,7 @@
 #include "http/model_names.h"
 #include "http/responses_stream.h"
 #include "http/route_util.h"
+#include "http/router.h"
 #include "http/session_ids.h"
 #include "util/log.h"
 

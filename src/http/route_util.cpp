@@ -71,23 +71,6 @@ bool apply_priority(const httplib::Request &req, const priority_config &cfg,
     return true;
 }
 
-void serve_stream(httplib::Response &res, const char *content_type, std::shared_ptr<session> s,
-                  std::function<bool(httplib::DataSink &)> step, std::function<bool()> done,
-                  bool cancel_on_disconnect) {
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        content_type,
-        [s, step, done, cancel_on_disconnect](size_t, httplib::DataSink &sink) {
-            if (done()) return false;
-            bool keep = step(sink);
-            if (!keep && cancel_on_disconnect) s->cancel();
-            return keep;
-        },
-        [s, done, cancel_on_disconnect](bool success) {
-            if ((!success || !done()) && cancel_on_disconnect) s->cancel();
-        });
-}
-
 bool first_sighting(const std::string &key) {
     static std::mutex mu;
     static std::set<std::string> seen;

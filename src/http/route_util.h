@@ -60,16 +60,6 @@ bool apply_priority(const httplib::Request &req, const priority_config &cfg,
                     api_error &err);
 
 /**
- * Answers with a chunked stream of `content_type`: `step` writes what is ready (waiting
- * briefly) and returns false to end the stream; `done` says the stream ended normally. A
- * stream that ends any other way (client gone, write failed) cancels `s`, unless
- * `cancel_on_disconnect` is false (a detached session, `X-Superfluid-Detach`).
- */
-void serve_stream(httplib::Response &res, const char *content_type, std::shared_ptr<session> s,
-                  std::function<bool(httplib::DataSink &)> step, std::function<bool()> done,
-                  bool cancel_on_disconnect = true);
-
-/**
  * True the first time `key` is seen in this process (at most 256 keys are kept, then false):
  * for log lines said once, not on every request.
  */

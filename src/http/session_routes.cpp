@@ -1,15 +1,16 @@
 #include "http/session_routes.h"
-#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
 #include "api/api_error.h"
+#include "api/ollama_stream_encoder.h"
 #include "api/session_state.h"
 #include "http/anthropic_routes.h"
 #include "http/error_reply.h"
 #include "http/openai_routes.h"
 #include "http/responses_stream.h"
 #include "http/route_util.h"
+#include "http/router.h"
 #include "http/session_ids.h"
 #include "http/stream_driver.h"
 
@@ -33,6 +34,22 @@ std::shared_ptr<session> find_or_404(session_manager &sessions, const session_ac
         send_error(res, api_dialect::OPENAI, e);
     }
     return s;
+}
+
+// An Ollama session's NDJSON lines for a reader that re-attaches (its durations count from now).
+std::unique_ptr<stream_encoder> ollama_reattach_encoder(const session &s) {
+    ollama_stream_meta meta;
+    meta.model            = s.model();
+    meta.chat             = s.api() == "ollama.chat";
+    meta.prompt_tokens    = s.prompt_tokens();
+    meta.prompt_token_ids = s.prompt_token_ids();
+    ollama_stream_clock clock;
+    clock.start = clock.accepted = clock.now();
+    std::unique_ptr<chat_output_parser> parser;
+    if (ollama_templated(s.client_meta()))
+        parser =
+            std::make_unique<chat_output_parser>(s.parse_spec(), ollama_tool_call_prefix(s.id()));
+    return std::make_unique<ollama_stream_encoder>(std::move(meta), std::move(parser), clock);
 }
 
 }  // namespace
@@ -63,8 +80,11 @@ void register_session_routes(http_router &svr, session_manager &sessions,
                     return stream_anthropic_session(req, res, s, cursor, sessions.shutting_down());
                 if (s->api() == "openai.responses")
                     return serve_session_stream(req, res, s, responses_encoder(*s), cursor, false);
+                if (s->api() == "ollama.chat" || s->api() == "ollama.generate")
+                    return serve_session_stream(req, res, s, ollama_reattach_encoder(*s), cursor,
+                                                false);
                 // OpenAI chunks for the rest: text-completion chunks for prompt-style APIs,
-                // chat chunks for the others (Ollama readers still get these).
+                // chat chunks for the others.
                 const bool chat  = session_is_chat(*s);
                 const bool usage = req.has_param("include_usage") &&
                                    req.get_param_value("include_usage") == "true";

@@ -1,5 +1,4 @@
 #include "http/store_routes.h"
-#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +8,7 @@
 #include <memory>
 
 #include "api/json_fields.h"
+#include "http/router.h"
 #include "models/model_store.h"
 #include "util/log.h"
 

@@ -64,6 +64,12 @@ bool step(stream_state &st, const httplib::Request &req, httplib::DataSink &sink
     for (const auto &ev : evs) {
         ++st.cursor;
         if (!write(st, sink, st.enc->token(ev, sse_event_id(st.s->id(), ev.index)))) return false;
+        if (st.enc->ended()) {  // the client's own cap: the rest is not wanted
+            st.s->cancel();
+            st.done = true;
+            sink.done();
+            return true;
+        }
     }
     if (!fin) return true;
     // The final frame's id is the completion-token count; a reader past it already has the end.

@@ -3,7 +3,7 @@
 // keep-alive bytes during a long silence, client-disconnect detection and the cancel it
 // implies. Every streaming dialect that goes through it, and every re-attached reader
 // (http/session_routes.h), is served the same way.
-// Threads: the state lives in the response's content provider, called by the httplib thread
+// Threads: the state lives in the response's content provider, called by the request thread
 // that serves the connection; the session is read under its own lock (session.h).
 #pragma once
 

@@ -1,5 +1,4 @@
 #include "http/ui_routes.h"
-#include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
 
@@ -8,6 +7,7 @@
 #include <thread>
 
 #include "http/route_util.h"
+#include "http/router.h"
 #include "http/ui_page.h"
 #include "http/ui_snapshot.h"
 

@@ -16,7 +16,7 @@ namespace sf {
 
 class http_router;
 
-/** Most /ui/events streams open at once (each holds an HTTP thread). */
+/** Most /ui/events streams open at once (each holds a request thread for its length). */
 constexpr int kMaxUiStreams = 16;
 
 /**

@@ -1,5 +1,5 @@
 // Re-attach in each API's own format (issue #39: OpenAI chat and completions, Anthropic,
-// Responses): a client detaches mid-stream (X-Superfluid-Detach: the generation goes on), then
+// Responses, Ollama chat and generate): a client detaches mid-stream (X-Superfluid-Detach: the generation goes on), then
 // reads the rest from GET /v1/sessions/{id}/events with Last-Event-ID. What it saw plus the rest
 // must be, byte for byte, the session's uninterrupted stream (a reader from the start once it
 // ended), and the official SDK must read the joined stream as one answer of its API. A real
@@ -11,6 +11,7 @@ import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { ResponseStream } from 'openai/lib/responses/ResponseStream';
 import { Stream as AnthropicStream } from '@anthropic-ai/sdk/streaming';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
+import { Ollama } from 'ollama';
 import { startServer } from '../lib/server.mjs';
 import { checkAnthropicStream } from '../lib/event_grammar.mjs';
 import { sseFrames } from '../lib/sse.mjs';
@@ -145,4 +146,83 @@ test('Anthropic: a stop sequence that matched is named again by a reader of the 
   const delta = again.split('\n\n').map((f) => f.match(/^data: (.*)$/m)?.[1]).filter(Boolean).map((d) => JSON.parse(d)).find((d) => d.type === 'message_delta');
   assert.equal(delta.delta.stop_reason, 'stop_sequence');
   assert.equal(delta.delta.stop_sequence, '\n\n');
+});
+
+// Ollama's NDJSON carries no ids: one line per generated token, so a client that read k token
+// lines re-attaches after token k - 1. Lines of two readings differ only in created_at, the
+// durations of the done line (each reading's own clock) and generate's `context`.
+async function ollamaReattached(path, bodyOf, k = 4) {
+  const norm = (text) => text.split('\n').filter(Boolean).map((l) => {
+    const j = JSON.parse(l);
+    // (`context`, generate's prompt and answer tokens: only while the head holds the session.)
+    for (const f of ['created_at', 'total_duration', 'load_duration', 'prompt_eval_duration', 'eval_duration', 'context']) delete j[f];
+    return j;
+  });
+  for (let i = 0; i < 6; i++) {
+    const ac = new AbortController();
+    const res = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-superfluid-detach': 'true' },
+      body: JSON.stringify(bodyOf(i)),
+      signal: ac.signal,
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/x-ndjson');
+    const session = res.headers.get('x-superfluid-session');
+    let buf = '';
+    const dec = new TextDecoder();
+    for await (const part of res.body) {
+      buf += dec.decode(part, { stream: true });
+      if (buf.split('\n').length > k) break;
+    }
+    ac.abort();
+    const seen = buf.split('\n').slice(0, k).map((l) => l + '\n').join('');
+    if (seen.split('\n').length <= k || /"done":true/.test(seen)) continue;
+    const again = await fetch(`${server.url}/v1/sessions/${session}/events`, { headers: { 'Last-Event-ID': `${session}:${k - 1}` } });
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('content-type'), 'application/x-ndjson');
+    const rest = await again.text();
+    const whole = await (await fetch(`${server.url}/v1/sessions/${session}/events`)).text();
+    assert.deepEqual(norm(seen + rest), norm(whole), 'seen + rest is the uninterrupted stream');
+    assert.ok(/"done":true/.test(rest) && !/"done":true/.test(seen));
+    return { session, joined: seen + rest, whole };
+  }
+  assert.fail(`no answer of ${path} went past ${k} lines in 6 tries`);
+}
+
+// The ollama SDK reads the joined lines as one streamed answer (its fetch answers with them).
+const ollamaOver = (text) => new Ollama({ host: 'http://127.0.0.1:1', fetch: async () => new Response(text, { headers: { 'content-type': 'application/x-ndjson' } }) });
+
+// What the ollama SDK builds from a stream: the answer's text, reasoning and last part.
+async function ollamaRead(text, chat) {
+  const client = ollamaOver(text);
+  const parts = chat ? await client.chat({ model: 'default', messages: [], stream: true }) : await client.generate({ model: 'default', prompt: 'x', stream: true });
+  const out = { text: '', thinking: '', last: null };
+  for await (const part of parts) {
+    out.text += chat ? part.message.content : part.response;
+    out.thinking += (chat ? part.message.thinking : part.thinking) ?? '';
+    const { created_at, total_duration, load_duration, prompt_eval_duration, eval_duration, context, ...rest } = part;
+    out.last = rest;
+  }
+  return out;
+}
+
+test('Ollama chat and generate: re-attached as NDJSON lines after Last-Event-ID; the ollama SDK reads one answer from seen + rest', async () => {
+  const chat = await ollamaReattached('/api/chat', (i) => ({
+    model: 'default', options: { num_predict: 24, seed: 3 + i }, messages: [{ role: 'user', content: `Tell legend ${i} of the forest.` }],
+  }));
+  const joined = await ollamaRead(chat.joined, true);
+  assert.deepEqual(joined, await ollamaRead(chat.whole, true));
+  assert.equal(joined.last.done, true);
+  const st = await (await fetch(`${server.url}/v1/sessions/${chat.session}`)).json();
+  assert.equal(joined.last.eval_count, st.usage.completion_tokens);
+  assert.ok(joined.text.length + joined.thinking.length > 0);
+
+  const gen = await ollamaReattached('/api/generate', (i) => ({
+    model: 'default', options: { num_predict: 24, seed: 5 + i }, prompt: `Tell myth ${i} of the desert.`,
+  }));
+  const g = await ollamaRead(gen.joined, false);
+  assert.deepEqual(g, await ollamaRead(gen.whole, false));
+  const gst = await (await fetch(`${server.url}/v1/sessions/${gen.session}`)).json();
+  assert.equal(g.last.eval_count, gst.usage.completion_tokens);
 });

@@ -10,15 +10,28 @@ import { startServer, until } from '../lib/server.mjs';
 const STALLED = 300;
 const IDLE = 2000;
 
-/** Opens `n` connections, each sending `first` (maybe nothing); resolves the sockets. */
-async function openMany(port, n, first) {
+/**
+ * Opens `n` connections, 100 at a time, each sending `first` (maybe nothing); with `answered`,
+ * each batch waits for its answers (a keep-alive connection that served one request and waits
+ * for the next; 100 at a time stays below --http-threads). Resolves the sockets.
+ */
+async function openMany(port, n, first, answered = false) {
   const socks = [];
   for (let i = 0; i < n; i += 100) {
     const batch = Array.from({ length: Math.min(100, n - i) }, () => new Promise((resolve, reject) => {
       const s = net.connect(port, '127.0.0.1', () => {
         if (first) s.write(first);
-        resolve(s);
+        if (!answered) resolve(s);
       });
+      let got = '';
+      const onData = (d) => {
+        got += d;
+        if (!/\r\n\r\n[\s\S]*\}/.test(got)) return;
+        s.off('data', onData);
+        if (!/^HTTP\/1\.1 200 /.test(got)) reject(new Error(`not served: ${got}`));
+        resolve(s);
+      };
+      if (answered) s.on('data', onData);
       s.on('error', reject);
     }));
     socks.push(...(await Promise.all(batch)));
@@ -36,7 +49,9 @@ async function streamChat(url, maxTokens) {
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ messages: [{ role: 'user', content: 'Tell a story.' }], max_tokens: maxTokens, ignore_eos: true, stream: true }),
+    // Seeded: the stream beside the connections is the same stream as the one alone (the tiny
+    // model's greedy answer is held back whole by the chat parser: it would not stream).
+    body: JSON.stringify({ messages: [{ role: 'user', content: 'Tell a story.' }], max_tokens: maxTokens, ignore_eos: true, seed: 7, stream: true }),
   });
   const times = [];
   let text = '';
@@ -44,7 +59,7 @@ async function streamChat(url, maxTokens) {
   for await (const part of res.body) {
     const s = dec.decode(part);
     text += s;
-    const n = (s.match(/"content":"/g) || []).length;
+    const n = (s.match(/"(content|reasoning_content)":"/g) || []).length;
     for (let i = 0; i < n; ++i) times.push(performance.now());
   }
   const itlMs = (times.at(-1) - times[0]) / Math.max(1, times.length - 1);
@@ -63,7 +78,7 @@ test(`${STALLED} stalled and ${IDLE} idle keep-alive connections: a chat is answ
     // thread-per-connection server). Idle: a keep-alive connection that answered one request
     // and waits for the next.
     socks.push(...(await openMany(server.port, STALLED, 'POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n')));
-    const idle = await openMany(server.port, IDLE, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    const idle = await openMany(server.port, IDLE, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', true);
     socks.push(...idle);
     // Every connection accepted and every /health answered (the idle ones now wait for their
     // next request).
@@ -92,7 +107,7 @@ test(`${STALLED} stalled and ${IDLE} idle keep-alive connections: a chat is answ
     const during = await streamChat(server.url, 64);
     assert.equal(during.status, 200);
     assert.match(during.text, /data: \[DONE\]\n\n$/);
-    assert.equal(during.chunks, before.chunks);
+    assert.equal(during.chunks, before.chunks, 'the same greedy stream');
     const [b, d] = [before.itlMs, during.itlMs];
     console.log(`mean ITL: ${b.toFixed(2)} ms alone, ${d.toFixed(2)} ms beside ${STALLED + IDLE} connections`);
     assert.ok(d <= 3 * b + 20, `ITL ${d.toFixed(2)} ms beside the connections vs ${b.toFixed(2)} ms alone`);
@@ -112,11 +127,11 @@ test(`${STALLED} stalled and ${IDLE} idle keep-alive connections: a chat is answ
       let data = '';
       idle[0].on('data', (x) => {
         data += x;
-        if (/HTTP\/1\.1 200 [\s\S]*HTTP\/1\.1 200 [\s\S]*\r\n\r\n/.test(data)) resolve(data);
+        if (/\r\n\r\n[\s\S]*\}/.test(data)) resolve(data);
       });
       idle[0].write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     });
-    assert.match(again, /HTTP\/1\.1 200 [\s\S]*HTTP\/1\.1 200 /);
+    assert.match(again, /^HTTP\/1\.1 200 /);
   } finally {
     for (const s of socks) s.destroy();
     await server.stop();

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "api/anthropic_stream_encoder.h"
+#include "api/ollama_stream_encoder.h"
 #include "api/openai_stream.h"
 #include "api/responses_stream_encoder.h"
 
@@ -263,4 +264,101 @@ TEST(ResponsesStreamEncoder, StartingAfterASequenceNumberGivesTheRestOfTheStream
         EXPECT_EQ(rest, expected) << "starting_after " << k;
     }
     EXPECT_EQ(data_of(full.back()).front()["type"], "response.incomplete");
+}
+
+namespace {
+
+// A fixed clock: arrival at 0, accepted at 1 ms, each reading 1 ms later than the last.
+ollama_stream_clock fake_clock() {
+    auto t = std::make_shared<std::chrono::steady_clock::time_point>();
+    ollama_stream_clock c;
+    c.start    = *t;
+    c.accepted = *t + std::chrono::milliseconds(1);
+    c.now      = [t] { return *t += std::chrono::milliseconds(1); };
+    return c;
+}
+
+std::unique_ptr<stream_encoder> ollama_enc(bool chat, int64_t limit = INT64_MAX) {
+    ollama_stream_meta m;
+    m.model            = "tiny";
+    m.chat             = chat;
+    m.prompt_tokens    = 12;
+    m.prompt_token_ids = {1, 2, 3};
+    m.limit            = limit;
+    return std::make_unique<ollama_stream_encoder>(std::move(m), nullptr, fake_clock());
+}
+
+std::vector<json> ndjson(const std::string &s) {
+    std::vector<json> out;
+    size_t at = 0;
+    for (size_t nl; (nl = s.find('\n', at)) != std::string::npos; at = nl + 1)
+        out.push_back(json::parse(s.substr(at, nl - at)));
+    EXPECT_EQ(at, s.size()) << "every line ends with a newline";
+    // What differs between two readings of one session: the wall time and the durations.
+    for (auto &j : out)
+        for (const char *k : {"created_at", "total_duration", "load_duration",
+                              "prompt_eval_duration", "eval_duration"})
+            j.erase(k);
+    return out;
+}
+
+}  // namespace
+
+TEST(OllamaStreamEncoder, OneLinePerTokenThenTheDoneLineWithCounters) {
+    const auto toks = tokens({"Hel", "lo", "", " there"});
+    const auto gen  = ndjson(
+         read_from([] { return ollama_enc(false); }, toks, end(finish_reason::STOP, 4, "!"), 0));
+    ASSERT_EQ(gen.size(), 6u);  // four token lines, the tail's line, the done line
+    EXPECT_EQ(gen[0]["response"], "Hel");
+    EXPECT_EQ(gen[2]["response"], "");
+    EXPECT_EQ(gen[4]["response"], "!");
+    EXPECT_EQ(gen[0]["done"], false);
+    const json &done = gen[5];
+    EXPECT_EQ(done["done"], true);
+    EXPECT_EQ(done["done_reason"], "stop");
+    EXPECT_EQ(done["eval_count"], 4);
+    EXPECT_EQ(done["prompt_eval_count"], 12 - 7);  // the prefix cache supplied 7
+    EXPECT_EQ(done["context"], json::array({1, 2, 3, 100, 101, 102, 103}));
+    const auto chat =
+        ndjson(read_from([] { return ollama_enc(true); }, toks, end(finish_reason::LENGTH, 4), 0));
+    ASSERT_EQ(chat.size(), 5u);
+    EXPECT_EQ(chat[1]["message"]["content"], "lo");
+    EXPECT_EQ(chat[1]["message"]["role"], "assistant");
+    EXPECT_EQ(chat[4]["done_reason"], "length");
+    EXPECT_FALSE(chat[4].contains("context"));
+}
+
+TEST(OllamaStreamEncoder, AReaderAfterKTokenLinesGetsTheRestOfTheStream) {
+    const auto toks = tokens({"a", "b", "c", "d", "e"});
+    for (bool chat : {true, false}) {
+        const factory make = [chat] { return ollama_enc(chat); };
+        const auto fin     = end(finish_reason::STOP, 5, "!");
+        const auto full    = ndjson(read_from(make, toks, fin, 0));
+        for (size_t k = 1; k <= toks.size(); ++k) {
+            const auto rest = ndjson(read_from(make, toks, fin, k));
+            EXPECT_EQ(rest, std::vector<json>(full.begin() + static_cast<long>(k), full.end()))
+                << "after " << k << " lines";
+        }
+    }
+}
+
+TEST(OllamaStreamEncoder, NumCtxEndsTheStreamAtItsLimitAndAFailureIsAnErrorLine) {
+    const auto toks = tokens({"a", "b", "c", "d"});
+    auto enc        = ollama_enc(true, 2);
+    std::string out = enc->token(toks[0], id_of(0));
+    EXPECT_FALSE(enc->ended());
+    out += enc->token(toks[1], id_of(1));
+    EXPECT_TRUE(enc->ended());
+    EXPECT_EQ(enc->token(toks[2], id_of(2)), "");
+    EXPECT_EQ(enc->finish(end(finish_reason::CANCELLED, 2), id_of(2)), "");
+    const auto lines = ndjson(out);
+    ASSERT_EQ(lines.size(), 3u);
+    EXPECT_EQ(lines[2]["done_reason"], "length");
+    EXPECT_EQ(lines[2]["eval_count"], 2);
+
+    session_event failed = end(finish_reason::ERROR, 1);
+    failed.error         = "the worker failed";
+    const auto f = ndjson(read_from([] { return ollama_enc(false); }, {toks[0]}, failed, 0));
+    ASSERT_EQ(f.size(), 2u);
+    EXPECT_EQ(f[1], json({{"error", "the worker failed"}}));
 }
