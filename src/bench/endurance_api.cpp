@@ -231,6 +231,12 @@ class ollama_conversation : public endurance_conversation {
                        const request_options &opts) const override {
         return post_stream(base, "/api/chat", body, opts, reader_of<ollama_reader>());
     }
+    // Ollama sessions replay as Ollama's own NDJSON lines (issue #39).
+    stream_result reattach(const std::string &base, const std::string &session,
+                           const request_options &opts) const override {
+        return get_stream(base, "/v1/sessions/" + session + "/events", opts,
+                          reader_of<ollama_reader>());
+    }
     void normalize(stream_result &s) override {
         if (s.tool_calls > 0 || s.finish_reason == "length") return;
         const json c = json::parse(joined(s), nullptr, false);
