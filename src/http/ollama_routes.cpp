@@ -42,7 +42,6 @@ struct ollama_run {
     // Head-side token cap from options.num_ctx smaller than the server's context.
     int64_t limit                     = INT64_MAX;
     bool hit_limit                    = false;
-    bool done                         = false;
     clock_type::time_point last_check = clock_type::now();
     std::vector<token_id> generated;             // generate: the answer's tokens for `context`
     std::unique_ptr<chat_output_parser> parser;  // templated requests: reasoning, tool calls
