@@ -14,6 +14,8 @@ struct tool_call {
     std::string id;
     std::string name;
     std::string arguments;
+
+    bool operator==(const tool_call &) const = default;
 };
 
 /** A chat message after API parsing; `role` is system|user|assistant|tool. */
@@ -24,6 +26,8 @@ struct chat_message {
     std::string tool_call_id;
     std::string reasoning_content;
     std::vector<tool_call> tool_calls;
+
+    bool operator==(const chat_message &) const = default;
 };
 
 /** A tool the model may call (OpenAI function tool / Anthropic tool). */
@@ -31,6 +35,8 @@ struct tool_spec {
     std::string name;
     std::string description;
     std::string parameters;  // JSON Schema of the arguments object, as JSON text
+
+    bool operator==(const tool_spec &) const = default;
 };
 
 /** Whether and which tool the model must call. NAMED and REQUIRED are enforced by grammar. */
@@ -51,6 +57,8 @@ struct chat_options {
     std::string reasoning_effort;     // non-empty: template kwarg `reasoning_effort`
     int32_t reasoning_budget = -1;  // reasoning tokens before the end tag is forced; -1: unlimited
     std::vector<std::pair<std::string, std::string>> template_kwargs;  // name -> JSON text
+
+    bool operator==(const chat_options &) const = default;
 };
 
 /** How the head parses one turn's generated text (inputs of llama.cpp common_chat_parse). */
@@ -60,6 +68,8 @@ struct chat_parse_spec {
     std::string generation_prompt;  // the prompt's tail (e.g. "<think>\n\n</think>\n\n")
     bool thinking         = false;  // the turn may start with reasoning
     bool parse_tool_calls = false;  // tools were offered and may be called
+
+    bool operator==(const chat_parse_spec &) const = default;
 };
 
 }  // namespace sf

@@ -13,6 +13,8 @@ struct embed_input {
     bool is_text = true;
     std::string text;
     std::vector<token_id> tokens;
+
+    bool operator==(const embed_input &) const = default;
 };
 
 }  // namespace sf

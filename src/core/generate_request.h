@@ -48,6 +48,8 @@ struct generate_request {
     // Head only, set by the session layer and journaled: which request this is, for a retry
     // after a head restart to find its session (session_manager.h). Never set by adapters.
     std::string retry_key;
+
+    bool operator==(const generate_request &) const = default;
 };
 
 /**
@@ -62,6 +64,8 @@ struct worker_submission {
     std::vector<token_id> resume_tokens;  // generated (and journaled) so far; continue after them
     bool has_parse = false;               // chat: `parse` was journaled from the first accept
     chat_parse_spec parse;
+
+    bool operator==(const worker_submission &) const = default;
 };
 
 }  // namespace sf

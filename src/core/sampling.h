@@ -12,6 +12,8 @@ namespace sf {
 struct grammar_trigger_spec {
     int type = 0;
     std::string value;
+
+    bool operator==(const grammar_trigger_spec &) const = default;
 };
 
 /**
@@ -27,6 +29,8 @@ struct output_constraint {
     std::string thinking_start;                 // e.g. "<think>"; empty: no reasoning tags
     std::vector<std::string> thinking_end;      // e.g. "</think>"
     int32_t reasoning_budget = -1;              // see chat_options
+
+    bool operator==(const output_constraint &) const = default;
 };
 
 /**
@@ -50,6 +54,8 @@ struct sampling_params {
     // the same either way; opting out saves the verification rows of drafts it would reject.
     bool speculative = true;
     output_constraint constraint;  // set by the worker from the rendered chat, not by clients
+
+    bool operator==(const sampling_params &) const = default;
 };
 
 }  // namespace sf

@@ -33,6 +33,8 @@ struct session_event {
     // (llama-server's timings.draft_n / draft_n_accepted). Counted since its last placement.
     int32_t draft_tokens   = 0;
     int32_t draft_accepted = 0;
+
+    bool operator==(const session_event &) const = default;
 };
 
 }  // namespace sf

@@ -27,6 +27,8 @@ struct class_report {
     int32_t running      = 0;
     int32_t waiting      = 0;
     uint64_t preemptions = 0;  // sequences of this class parked to make room
+
+    bool operator==(const class_report &) const = default;
 };
 
 /** The prefix cache's counters (cache/prefix_cache.h cache_stats). Bytes are bytes. */
@@ -44,6 +46,8 @@ struct cache_report {
     uint64_t disk_writes     = 0;
     uint64_t disk_loads      = 0;
     uint64_t disk_corrupt    = 0;  // entries discarded as corrupt
+
+    bool operator==(const cache_report &) const = default;
 };
 
 /** A worker's state and load (its Health answer). Counters count since the worker started. */
@@ -73,6 +77,8 @@ struct worker_status {
     uint64_t spec_drafted_tokens  = 0;       // speculative draft tokens verified
     uint64_t spec_accepted_tokens = 0;       // ... of which accepted
     cache_report cache;
+
+    bool operator==(const worker_status &) const = default;
 };
 
 /** The loaded model's facts (GGUF metadata as llama.cpp renders it), for /api/show, /api/tags. */
@@ -89,6 +95,8 @@ struct model_description {
     std::string tokenizer_fingerprint;  // SHA-256 hex of the vocabulary (equal: same tokenizer)
     std::string engine;                 // implementation and build, e.g. "llama.cpp b1-de3ff81"
     std::string model_fingerprint;      // sampled hash of the model file (identifies the weights)
+
+    bool operator==(const model_description &) const = default;
 };
 
 /** One node of a cluster as `superfluid nodes` and /api/nodes show it (issue #17). */
@@ -129,6 +137,8 @@ struct placement_note {
 struct embed_batch {
     std::vector<embed_input> inputs;
     bool truncate = false;
+
+    bool operator==(const embed_batch &) const = default;
 };
 
 /** One input's vector: n_embd floats, mean-pooled over its tokens, not normalized. */

@@ -156,17 +156,6 @@ bool grpc_worker_link::read_one_call(uint64_t id) {
     return opened;
 }
 
-static start_error from_rejected(const pb::Rejected &r) {
-    start_error e;
-    e.type    = r.code() == "context_length_exceeded" ? start_error::kind::CONTEXT_LENGTH
-                : r.code() == "invalid_request"       ? start_error::kind::INVALID_REQUEST
-                : r.code() == "overloaded"            ? start_error::kind::OVERLOADED
-                                                      : start_error::kind::INTERNAL;
-    e.message = r.message();
-    e.param   = r.param();
-    return e;
-}
-
 // A unary call's outcome: false with `err` set when the worker could not be reached
 // (UNAVAILABLE) or refused the request (its Rejected reason).
 template <class Reply>
@@ -178,20 +167,10 @@ static bool answered(const grpc::Status &st, const Reply &reply, start_error &er
         return false;
     }
     if (reply.has_rejected()) {
-        err = from_rejected(reply.rejected());
+        err = protocol::from_proto(reply.rejected());
         return false;
     }
     return true;
-}
-
-static void to_accepted(const pb::Accepted &a, accepted_session &acc) {
-    acc.prompt_tokens = a.prompt_tokens();
-    acc.cached_tokens = a.cached_tokens();
-    acc.n_ctx         = a.n_ctx();
-    acc.has_parse     = a.has_parse();
-    if (a.has_parse()) acc.parse = protocol::from_proto(a.parse());
-    acc.prompt_token_ids.assign(a.prompt_token_ids().begin(), a.prompt_token_ids().end());
-    acc.stream = a.events_stream_id();
 }
 
 bool grpc_worker_link::submit(const worker_submission &sub, accepted_session &acc,
@@ -207,9 +186,9 @@ bool grpc_worker_link::submit(const worker_submission &sub, accepted_session &ac
     protocol::to_proto(sub, req);
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
-    pb::GenerateEvent reply;
+    pb::SubmitReply reply;
     if (!answered(stub_->Submit(&ctx, req, &reply), reply, err)) return false;
-    to_accepted(reply.accepted(), acc);
+    acc = protocol::from_proto(reply.accepted());
     return true;
 }
 
@@ -233,9 +212,9 @@ bool grpc_worker_link::render(const worker_submission &sub, accepted_session &ac
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     ctx.set_wait_for_ready(true);
-    pb::GenerateEvent reply;
+    pb::SubmitReply reply;
     if (!answered(stub_->Render(&ctx, req, &reply), reply, err)) return false;
-    to_accepted(reply.accepted(), acc);
+    acc = protocol::from_proto(reply.accepted());
     return true;
 }
 

@@ -51,8 +51,13 @@ class grpc_worker_link {
     bool submit(const worker_submission &sub, accepted_session &acc, start_error &err);
     void cancel(const std::string &session_id, uint64_t epoch);
     bool stream_open(uint64_t stream);
-    /** True while some Events call is open (the worker is reachable and registered it). */
+    /** True while some Events call is open (the worker is reachable, loaded and registered it). */
     bool any_stream_open();
+    /**
+     * Waits (bounded) until an Events call is open, woken by its first message (which the
+     * worker sends once its model is loaded); its id, or 0 on timeout or stop.
+     */
+    uint64_t wait_open_stream(std::chrono::milliseconds timeout);
     bool render(const worker_submission &sub, accepted_session &acc, start_error &err);
     bool embed(const embed_batch &job, std::vector<embedding> &out, start_error &err);
     bool model_info(model_description &out);
@@ -66,8 +71,6 @@ class grpc_worker_link {
     void read_events();
     // Reads one Events call to its end; true when it was open (its first message came).
     bool read_one_call(uint64_t id);
-    // Waits (bounded) until an Events call is open; its id, or 0 on timeout/stop.
-    uint64_t wait_open_stream(std::chrono::milliseconds timeout);
 
     std::shared_ptr<grpc::Channel> channel_;
     std::unique_ptr<superfluid::worker::v1::Worker::Stub> stub_;

@@ -21,6 +21,10 @@ class linked_worker : public worker_client {
         link_->cancel(session_id, epoch);
     }
     bool stream_open(uint64_t stream) override { return link_->stream_open(stream); }
+    /** Woken by the event stream's first message (sent once the worker's model is loaded). */
+    bool wait_ready(std::chrono::milliseconds timeout) override {
+        return link_->wait_open_stream(timeout) != 0;
+    }
     bool render(const worker_submission &sub, accepted_session &acc, start_error &err) override {
         return link_->render(sub, acc, err);
     }

@@ -6,6 +6,7 @@
 #include "core/generate_request.h"
 #include "core/sampling.h"
 #include "core/session_event.h"
+#include "core/submit_result.h"
 #include "core/worker_report.h"
 #include "worker.pb.h"
 
@@ -40,6 +41,13 @@ session_event from_proto(const pb::Finished &f);
  * the head's (journal record), not the worker's. */
 void to_proto(const worker_submission &s, pb::GenerateRequest &out);
 worker_submission from_proto(const pb::GenerateRequest &r);
+
+/** Submit's and Render's answer both ways (worker_messages.cpp): an acceptance, or a refusal
+ * whose kind travels as RejectCode (REJECT_UNSPECIFIED reads as INTERNAL). */
+void to_proto(const accepted_session &a, pb::Accepted &out);
+accepted_session from_proto(const pb::Accepted &a);
+void to_proto(const start_error &e, pb::Rejected &out);
+start_error from_proto(const pb::Rejected &r);
 
 /** Health, model facts and embeddings (worker_messages.cpp). */
 void to_proto(const worker_status &s, pb::HealthReply &out);

@@ -54,6 +54,74 @@ worker_submission from_proto(const pb::GenerateRequest &r) {
     return s;
 }
 
+void to_proto(const accepted_session &a, pb::Accepted &out) {
+    out.set_prompt_tokens(a.prompt_tokens);
+    out.set_cached_tokens(a.cached_tokens);
+    out.set_n_ctx(a.n_ctx);
+    if (a.has_parse) to_proto(a.parse, *out.mutable_parse());
+    for (token_id t : a.prompt_token_ids) out.add_prompt_token_ids(t);
+    out.set_events_stream_id(a.stream);
+}
+
+accepted_session from_proto(const pb::Accepted &a) {
+    accepted_session acc;
+    acc.prompt_tokens = a.prompt_tokens();
+    acc.cached_tokens = a.cached_tokens();
+    acc.n_ctx         = a.n_ctx();
+    acc.has_parse     = a.has_parse();
+    if (a.has_parse()) acc.parse = from_proto(a.parse());
+    acc.prompt_token_ids.assign(a.prompt_token_ids().begin(), a.prompt_token_ids().end());
+    acc.stream = a.events_stream_id();
+    return acc;
+}
+
+void to_proto(const start_error &e, pb::Rejected &out) {
+    using k = start_error::kind;
+    switch (e.type) {
+        case k::INVALID_REQUEST:
+            out.set_code(pb::REJECT_INVALID_REQUEST);
+            break;
+        case k::CONTEXT_LENGTH:
+            out.set_code(pb::REJECT_CONTEXT_LENGTH);
+            break;
+        case k::UNAVAILABLE:
+            out.set_code(pb::REJECT_UNAVAILABLE);
+            break;
+        case k::OVERLOADED:
+            out.set_code(pb::REJECT_OVERLOADED);
+            break;
+        case k::INTERNAL:
+            out.set_code(pb::REJECT_INTERNAL);
+            break;
+    }
+    out.set_message(e.message);
+    out.set_param(e.param);
+}
+
+start_error from_proto(const pb::Rejected &r) {
+    using k = start_error::kind;
+    start_error e;
+    switch (r.code()) {
+        case pb::REJECT_INVALID_REQUEST:
+            e.type = k::INVALID_REQUEST;
+            break;
+        case pb::REJECT_CONTEXT_LENGTH:
+            e.type = k::CONTEXT_LENGTH;
+            break;
+        case pb::REJECT_UNAVAILABLE:
+            e.type = k::UNAVAILABLE;
+            break;
+        case pb::REJECT_OVERLOADED:
+            e.type = k::OVERLOADED;
+            break;
+        default:
+            e.type = k::INTERNAL;
+    }
+    e.message = r.message();
+    e.param   = r.param();
+    return e;
+}
+
 void to_proto(const worker_status &s, pb::HealthReply &out) {
     out.set_ready(s.ready);
     out.set_model_path(s.model_path);

@@ -1,5 +1,7 @@
 #include "session/session_resumer.h"
 
+#include <algorithm>
+
 #include "util/log.h"
 
 namespace sf {
@@ -35,15 +37,31 @@ void session_resumer::enqueue(const std::string &id) {
 
 void session_resumer::run() {
     for (;;) {
-        std::string id;
+        std::vector<std::string> ids;
         {
             std::unique_lock lk(mu_);
             cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
             if (stop_) return;
-            id = std::move(queue_.front());
-            queue_.pop_front();
+            ids.assign(queue_.begin(), queue_.end());
+            queue_.clear();
         }
-        resume(id);
+        resume_all(ids);
+    }
+}
+
+void session_resumer::resume_all(const std::vector<std::string> &ids) {
+    // A lost worker loses all its sessions at once: they wait for one readiness and their
+    // submits (render + tokenize on the worker's request threads) overlap instead of queueing
+    // one behind another. At most k_parallel_resumes threads at a time.
+    for (size_t i = 0; i < ids.size(); i += k_parallel_resumes) {
+        const size_t end = std::min(ids.size(), i + k_parallel_resumes);
+        if (end - i == 1) {
+            resume(ids[i]);
+            continue;
+        }
+        std::vector<std::thread> threads;
+        for (size_t j = i; j < end; ++j) threads.emplace_back([this, &ids, j] { resume(ids[j]); });
+        for (auto &t : threads) t.join();
     }
 }
 
@@ -55,10 +73,11 @@ bool session_resumer::wait_for_worker(const session &s) {
             if (stop_) return false;
         }
         if (s.cancel_requested() || s.finished()) return false;
-        auto h = worker_.health();
-        if (h.reachable && h.status.ready) return true;
-        if (std::chrono::steady_clock::now() >= deadline) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return false;
+        // Woken by the worker's readiness; the slice bounds how late a stop or a cancel is seen.
+        if (worker_.wait_ready(std::min(left, std::chrono::milliseconds(250)))) return true;
     }
 }
 

@@ -11,37 +11,15 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/generate_request.h"
 #include "core/session_event.h"
+#include "core/submit_result.h"
 #include "core/worker_report.h"
 
 namespace sf {
-
-/** Why a session (or a render, an embedding) could not start; picks the API's error shape. */
-struct start_error {
-    enum class kind {
-        INVALID_REQUEST,
-        CONTEXT_LENGTH,
-        UNAVAILABLE,
-        OVERLOADED,  // the class queue is full: retry later (OpenAI 429 + Retry-After)
-        INTERNAL
-    } type = kind::INTERNAL;
-    std::string message;
-    std::string param;
-};
-
-/** A worker's answer to a submission or a render: the prompt as it will be generated from. */
-struct accepted_session {
-    int32_t prompt_tokens = 0;
-    int32_t cached_tokens = 0;  // prompt tokens whose KV was reused
-    int32_t n_ctx         = 0;  // per-sequence context limit in tokens
-    bool has_parse        = false;
-    chat_parse_spec parse;                   // chat requests: how to parse the answer
-    std::vector<token_id> prompt_token_ids;  // when the request asked for them
-    uint64_t stream = 0;  // the event stream that carries this placement's events
-};
 
 /** One event of a placement as it arrived on a worker's event stream. */
 struct worker_event {
@@ -91,6 +69,21 @@ class worker_client {
     virtual void cancel(const std::string &session_id, uint64_t epoch) = 0;
     /** True while event stream `stream` is being read (its placements' events can arrive). */
     virtual bool stream_open(uint64_t stream) = 0;
+    /**
+     * Waits until the worker takes submissions (model loaded, event stream open) or `timeout`
+     * passes; true when it does. linked_worker is woken by the event stream's first message,
+     * which a worker sends once its model is loaded; this default (fakes, the node pool) asks
+     * health() every 50 ms.
+     */
+    virtual bool wait_ready(std::chrono::milliseconds timeout) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            const worker_health h = health();
+            if (h.reachable && h.status.ready) return true;
+            if (std::chrono::steady_clock::now() >= deadline) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    }
 
     /** Renders and tokenizes as submit would, without generating (deadline ~30 s). */
     virtual bool render(const worker_submission &sub, accepted_session &acc, start_error &err) = 0;

@@ -22,7 +22,11 @@ void worker_service::set_ready(engine_i *engine, scheduler *sched, std::string m
     sched_      = sched;
     cache_      = cache;
     model_name_ = std::move(model_name);
-    ready_.store(true);
+    {
+        std::lock_guard lk(mu_);
+        ready_.store(true);
+    }
+    ready_cv_.notify_all();
 }
 
 void worker_service::set_model_extras(llama_embedder *embedder, model_facts facts) {
@@ -40,65 +44,84 @@ grpc::Status stopping() {
 }
 }  // namespace
 
-bool worker_service::prepare(const pb::GenerateRequest &req, rendered_prompt &out,
-                             pb::Rejected &rej, bool check_context) const {
-    if (req.has_chat()) {
-        std::vector<chat_message> msgs;
-        for (const auto &m : req.chat().messages()) msgs.push_back(protocol::from_proto(m));
-        std::string err;
-        const chat_options opts = protocol::from_proto(req.chat().options());
-        if (!engine_->render_chat(msgs, req.chat().add_generation_prompt(), opts, out, err)) {
-            rej.set_code("invalid_request");
-            rej.set_message("the request cannot be rendered for this model: " + err);
-            rej.set_param("messages");
+namespace {
+start_error refusal(start_error::kind type, std::string message, std::string param = "") {
+    return start_error{type, std::move(message), std::move(param)};
+}
+
+void reject(const start_error &err, pb::SubmitReply &reply) {
+    protocol::to_proto(err, *reply.mutable_rejected());
+}
+}  // namespace
+
+bool worker_service::prepare(const worker_submission &sub, rendered_prompt &out, start_error &err,
+                             bool check_context) const {
+    using k                     = start_error::kind;
+    const generate_request &req = sub.request;
+    const char *input           = req.is_chat ? "messages" : "prompt";
+    if (req.is_chat) {
+        std::string why;
+        if (!engine_->render_chat(req.messages, true, req.chat, out, why)) {
+            err = refusal(k::INVALID_REQUEST,
+                          "the request cannot be rendered for this model: " + why, "messages");
             return false;
         }
     } else {
-        out.tokens = engine_->tokenize(req.prompt(), true);
+        out.tokens = engine_->tokenize(req.prompt, true);
     }
     // Token ids a client gave (Ollama's `context`) are checked against the vocabulary: one
     // outside it would fail llama_decode for the whole batch it lands in.
     const int32_t n_vocab = engine_->n_vocab();
-    for (token_id t : req.prefix_tokens()) {
+    for (token_id t : req.prefix_tokens) {
         if (t >= 0 && t < n_vocab) continue;
-        rej.set_code("invalid_request");
-        rej.set_message("token id " + std::to_string(t) +
-                        " in 'context' is outside this model's vocabulary (0.." +
-                        std::to_string(n_vocab - 1) + ")");
-        rej.set_param("context");
+        err = refusal(k::INVALID_REQUEST,
+                      "token id " + std::to_string(t) +
+                          " in 'context' is outside this model's vocabulary (0.." +
+                          std::to_string(n_vocab - 1) + ")",
+                      "context");
         return false;
     }
-    if (req.prefix_tokens_size() > 0) {
+    if (!req.prefix_tokens.empty()) {
         // Ollama's generate `context`: the earlier conversation's tokens, then this prompt
         // (without a second BOS).
-        std::vector<token_id> all(req.prefix_tokens().begin(), req.prefix_tokens().end());
-        const auto bos_only = engine_->tokenize("", true);
+        std::vector<token_id> all = req.prefix_tokens;
+        const auto bos_only       = engine_->tokenize("", true);
         const bool bos =
             !out.tokens.empty() && !bos_only.empty() && out.tokens.front() == bos_only.front();
         all.insert(all.end(), out.tokens.begin() + (bos ? 1 : 0), out.tokens.end());
         out.tokens = std::move(all);
     }
     if (out.tokens.empty()) {
-        rej.set_code("invalid_request");
-        rej.set_message("the prompt is empty");
-        rej.set_param(req.has_chat() ? "messages" : "prompt");
+        err = refusal(k::INVALID_REQUEST, "the prompt is empty", input);
         return false;
     }
-    const int64_t n = static_cast<int64_t>(out.tokens.size()) + req.resume_tokens_size();
+    const int64_t n = static_cast<int64_t>(out.tokens.size() + sub.resume_tokens.size());
     if (check_context && n >= engine_->n_ctx_seq()) {
-        rej.set_code("context_length_exceeded");
-        rej.set_message("the prompt is too long: " + std::to_string(n) + " tokens > " +
-                        std::to_string(engine_->n_ctx_seq() - 1) +
-                        " maximum (this server's context is " +
-                        std::to_string(engine_->n_ctx_seq()) + " tokens per sequence)");
-        rej.set_param(req.has_chat() ? "messages" : "prompt");
+        err = refusal(k::CONTEXT_LENGTH,
+                      "the prompt is too long: " + std::to_string(n) + " tokens > " +
+                          std::to_string(engine_->n_ctx_seq() - 1) +
+                          " maximum (this server's context is " +
+                          std::to_string(engine_->n_ctx_seq()) + " tokens per sequence)",
+                      input);
         return false;
     }
     return true;
 }
 
+void worker_service::accept(const generate_request &req, const rendered_prompt &prompt,
+                            uint64_t stream, pb::SubmitReply &reply) const {
+    accepted_session acc;
+    acc.prompt_tokens = static_cast<int32_t>(prompt.tokens.size());
+    acc.n_ctx         = engine_->n_ctx_seq();
+    acc.stream        = stream;
+    if (req.want_prompt_tokens) acc.prompt_token_ids = prompt.tokens;
+    acc.has_parse = req.is_chat;
+    if (req.is_chat) acc.parse = prompt.parse;
+    protocol::to_proto(acc, *reply.mutable_accepted());
+}
+
 grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateRequest *req,
-                                    pb::GenerateEvent *reply) {
+                                    pb::SubmitReply *reply) {
     const auto call = calls_.enter();
     if (!call) return stopping();
     if (!ready_.load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
@@ -109,34 +132,34 @@ grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateReq
     }
     if (!box) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no Events stream is open");
 
+    worker_submission sub  = protocol::from_proto(*req);
+    generate_request &greq = sub.request;
     // Sampling values the engine cannot use are the client's mistake: a 400 now, in every API.
-    sampling_params sampling = protocol::from_proto(req->sampling());
-    if (std::string why, param; !check_sampling(sampling, why, param)) {
-        auto *rej = reply->mutable_rejected();
-        rej->set_code("invalid_request");
-        rej->set_message(why);
-        rej->set_param(param);
+    if (std::string why, param; !check_sampling(greq.sampling, why, param)) {
+        reject(refusal(start_error::kind::INVALID_REQUEST, why, param), *reply);
         return grpc::Status::OK;
     }
     const auto t_start = std::chrono::steady_clock::now();
     rendered_prompt prompt;
-    if (!prepare(*req, prompt, *reply->mutable_rejected())) return grpc::Status::OK;
+    if (start_error err; !prepare(sub, prompt, err)) {
+        reject(err, *reply);
+        return grpc::Status::OK;
+    }
     const auto t_prepared = std::chrono::steady_clock::now();
     const auto n_prompt   = static_cast<int32_t>(prompt.tokens.size());
-    const std::string &id = req->session_id();
-    auto channel          = std::make_shared<event_channel>(box, id, req->epoch());
-    if (!box->bind(id, req->epoch(), channel))
+    const std::string &id = sub.session_id;
+    auto channel          = std::make_shared<event_channel>(box, id, sub.epoch);
+    if (!box->bind(id, sub.epoch, channel))
         return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the Events stream ended");
+    accept(greq, prompt, box->stream_id(), *reply);
     sequence_request sr;
-    sr.session_id  = id;
-    sr.cls         = protocol::from_proto(req->priority());
-    sr.client      = req->client();
-    sr.cache_scope = cache::cache_scope_id(req->cache_scope());
-    const std::vector<token_id> prompt_ids =
-        req->want_prompt_tokens() ? prompt.tokens : std::vector<token_id>{};
-    sr.prompt = std::move(prompt.tokens);
-    sr.resume_tokens.assign(req->resume_tokens().begin(), req->resume_tokens().end());
-    sr.sampling            = std::move(sampling);
+    sr.session_id          = id;
+    sr.cls                 = greq.cls;
+    sr.client              = greq.client;
+    sr.cache_scope         = cache::cache_scope_id(greq.cache_scope);
+    sr.prompt              = std::move(prompt.tokens);
+    sr.resume_tokens       = std::move(sub.resume_tokens);
+    sr.sampling            = std::move(greq.sampling);
     sr.sampling.constraint = prompt.constraint;
     // The grammar compiled here, on this request's thread, not on the tick thread that every
     // running sequence waits on (issue #38 item 4).
@@ -145,12 +168,9 @@ grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateReq
     sr.stops.insert(sr.stops.end(), prompt.extra_stops.begin(), prompt.extra_stops.end());
     sr.channel = channel;
     // Snapshot points for a prefix cache that cannot cut states back (recurrent/hybrid).
-    if (req->has_chat() && cache_ && cache_->enabled() && !cache_->partial()) {
-        std::vector<chat_message> msgs;
-        for (const auto &m : req->chat().messages()) msgs.push_back(protocol::from_proto(m));
+    if (greq.is_chat && cache_ && cache_->enabled() && !cache_->partial()) {
         prompt.tokens = sr.prompt;
-        sr.boundaries =
-            engine_->message_boundaries(msgs, protocol::from_proto(req->chat().options()), prompt);
+        sr.boundaries = engine_->message_boundaries(greq.messages, greq.chat, prompt);
     }
     if (log::enabled(log::level::DEBUG)) {
         using ms                = std::chrono::duration<double, std::milli>;
@@ -163,37 +183,27 @@ grpc::Status worker_service::Submit(grpc::ServerContext *, const pb::GenerateReq
     }
     // Admission control: a full class queue is an overload, answered before any token.
     if (!sched_->submit(std::move(sr))) {
-        box->unbind(id, req->epoch());
-        auto *rej = reply->mutable_rejected();
-        rej->set_code("overloaded");
-        rej->set_message("too many requests are waiting in this priority class; retry shortly");
-        return grpc::Status::OK;
+        box->unbind(id, sub.epoch);
+        reply->Clear();
+        reject(refusal(start_error::kind::OVERLOADED,
+                       "too many requests are waiting in this priority class; retry shortly"),
+               *reply);
     }
-    auto *acc = reply->mutable_accepted();
-    acc->set_prompt_tokens(n_prompt);
-    acc->set_cached_tokens(0);
-    acc->set_n_ctx(engine_->n_ctx_seq());
-    acc->set_events_stream_id(box->stream_id());
-    for (token_id t : prompt_ids) acc->add_prompt_token_ids(t);
-    if (req->has_chat()) protocol::to_proto(prompt.parse, *acc->mutable_parse());
     return grpc::Status::OK;
 }
 
 grpc::Status worker_service::Render(grpc::ServerContext *, const pb::GenerateRequest *req,
-                                    pb::GenerateEvent *reply) {
+                                    pb::SubmitReply *reply) {
     const auto call = calls_.enter();
     if (!call) return stopping();
     if (!ready_.load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model is loading");
+    const worker_submission sub = protocol::from_proto(*req);
     rendered_prompt prompt;
-    pb::Rejected rej;
-    if (!prepare(*req, prompt, rej, /*check_context=*/false)) {
-        *reply->mutable_rejected() = std::move(rej);
+    if (start_error err; !prepare(sub, prompt, err, /*check_context=*/false)) {
+        reject(err, *reply);
         return grpc::Status::OK;
     }
-    auto *acc = reply->mutable_accepted();
-    acc->set_prompt_tokens(static_cast<int32_t>(prompt.tokens.size()));
-    acc->set_n_ctx(engine_->n_ctx_seq());
-    if (req->has_chat()) protocol::to_proto(prompt.parse, *acc->mutable_parse());
+    accept(sub.request, prompt, 0, *reply);
     return grpc::Status::OK;
 }
 
@@ -201,6 +211,15 @@ grpc::Status worker_service::Events(grpc::ServerContext *ctx, const pb::EventsRe
                                     grpc::ServerWriter<pb::EventBatch> *writer) {
     const auto call = calls_.enter();
     if (!call) return stopping();
+    {
+        // The stream's first message tells the head this worker takes sessions: it is sent
+        // once the model is loaded, so the head learns readiness from the stream itself
+        // (worker_client::wait_ready) instead of polling Health.
+        std::unique_lock lk(mu_);
+        while (!ready_.load() && !ctx->IsCancelled())
+            ready_cv_.wait_for(lk, std::chrono::milliseconds(50));
+    }
+    if (ctx->IsCancelled()) return grpc::Status::OK;
     auto box = std::make_shared<event_outbox>(req->stream_id());
     std::shared_ptr<event_outbox> old;
     {
@@ -334,11 +353,8 @@ grpc::Status worker_service::Embed(grpc::ServerContext *, const pb::EmbedRequest
         inputs.push_back(std::move(e));
     }
     std::vector<embed_result> out;
-    std::string code, error;
-    if (!embedder_->embed(inputs, req->truncate(), out, code, error)) {
-        reply->mutable_rejected()->set_code(code);
-        reply->mutable_rejected()->set_message(error);
-        reply->mutable_rejected()->set_param("input");
+    if (start_error err; !embedder_->embed(inputs, req->truncate(), out, err)) {
+        protocol::to_proto(err, *reply->mutable_rejected());
         return grpc::Status::OK;
     }
     for (auto &r : out) {

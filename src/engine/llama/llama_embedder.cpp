@@ -40,7 +40,10 @@ bool llama_embedder::ensure_context(std::string &error) {
 }
 
 bool llama_embedder::embed(const std::vector<embed_input> &inputs, bool truncate,
-                           std::vector<embed_result> &out, std::string &code, std::string &error) {
+                           std::vector<embed_result> &out, start_error &err) {
+    using k                  = start_error::kind;
+    err.param                = "input";
+    std::string &error       = err.message;
     const llama_vocab *vocab = llama_model_get_vocab(model_);
     const int32_t n_vocab    = llama_vocab_n_tokens(vocab);
     // Tokenize and validate everything before decoding anything.
@@ -52,22 +55,22 @@ bool llama_embedder::embed(const std::vector<embed_input> &inputs, bool truncate
                        : in.tokens;
         const std::string which = "input " + std::to_string(i);
         if (t.empty()) {
-            code  = "invalid_request";
-            error = which + " is empty";
+            err.type = k::INVALID_REQUEST;
+            error    = which + " is empty";
             return false;
         }
         for (token_id id : t) {
             if (id < 0 || id >= n_vocab) {
-                code  = "invalid_request";
-                error = which + " has token id " + std::to_string(id) +
+                err.type = k::INVALID_REQUEST;
+                error    = which + " has token id " + std::to_string(id) +
                         " outside the vocabulary (0.." + std::to_string(n_vocab - 1) + ")";
                 return false;
             }
         }
         if (static_cast<int32_t>(t.size()) > n_ctx_) {
             if (!truncate) {
-                code  = "context_length_exceeded";
-                error = which + " is too long: " + std::to_string(t.size()) + " tokens > " +
+                err.type = k::CONTEXT_LENGTH;
+                error    = which + " is too long: " + std::to_string(t.size()) + " tokens > " +
                         std::to_string(n_ctx_) + " maximum";
                 return false;
             }
@@ -78,7 +81,7 @@ bool llama_embedder::embed(const std::vector<embed_input> &inputs, bool truncate
 
     std::lock_guard lk(mu_);
     if (!ensure_context(error)) {
-        code = "internal";
+        err.type = k::INTERNAL;
         return false;
     }
     const int32_t n_embd = llama_model_n_embd(model_);
@@ -106,8 +109,8 @@ bool llama_embedder::embed(const std::vector<embed_input> &inputs, bool truncate
     }
     llama_batch_free(batch);
     if (!ok) {
-        code  = "internal";
-        error = "the embedding decode failed";
+        err.type = k::INTERNAL;
+        error    = "the embedding decode failed";
         out.clear();
     }
     return ok;

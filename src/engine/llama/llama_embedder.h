@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/embed_input.h"
+#include "core/submit_result.h"
 
 struct llama_model;
 struct llama_context;
@@ -34,11 +35,11 @@ class llama_embedder {
 
     /**
      * Embeds each input in order. An empty input, a token id outside the vocabulary, or an
-     * input longer than n_ctx without `truncate` fails: returns false with `error` and
-     * `code` ("invalid_request" or "context_length_exceeded"; "internal" when llama.cpp fails).
+     * input longer than n_ctx without `truncate` fails: returns false with `err` (INVALID_REQUEST
+     * or CONTEXT_LENGTH, param "input"; INTERNAL when llama.cpp fails).
      */
     bool embed(const std::vector<embed_input> &inputs, bool truncate,
-               std::vector<embed_result> &out, std::string &code, std::string &error);
+               std::vector<embed_result> &out, start_error &err);
 
   private:
     bool ensure_context(std::string &error);
