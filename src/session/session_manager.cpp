@@ -24,7 +24,7 @@ void session_manager::use_journal(std::unique_ptr<journal::writer> j) {
     registry_ = std::make_unique<session_registry>(*journal_, *worker_);
     relay_    = std::make_unique<session_relay>(*worker_, *journal_, latency_);
     resumer_  = std::make_unique<session_resumer>(*relay_, *worker_);
-    relay_->set_on_lost([this](const std::string &id) { resumer_->enqueue(id); });
+    relay_->set_on_lost([this](const std::vector<std::string> &ids) { resumer_->enqueue(ids); });
     relay_->set_on_finished([this](const std::string &id) { registry_->remove(id); });
     worker_->set_listener(relay_.get());
 }

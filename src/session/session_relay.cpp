@@ -78,7 +78,7 @@ void session_relay::activate(const std::shared_ptr<session> &s, const worker_sub
         // The stream may have ended before we set `stream` (on_stream_lost then missed us).
         if (!became_lost && !worker_.stream_open(stream)) became_lost = lose(*e);
     }
-    if (became_lost && on_lost_) on_lost_(s->id());
+    if (became_lost && on_lost_) on_lost_({s->id()});
 }
 
 void session_relay::drop(const std::string &id) {
@@ -98,7 +98,7 @@ void session_relay::adopt(const std::shared_ptr<session> &s, const worker_submis
         std::lock_guard lk(mu_);
         entries_[s->id()] = e;
     }
-    if (on_lost_) on_lost_(s->id());
+    if (on_lost_) on_lost_({s->id()});
 }
 
 void session_relay::adopt_failed(const std::shared_ptr<session> &s, session_event fe) {
@@ -135,7 +135,7 @@ void session_relay::lose_again(const std::string &id) {
         e->st = state::LOST;
         ++e->losses;
     }
-    if (on_lost_) on_lost_(id);
+    if (on_lost_) on_lost_({id});
 }
 
 void session_relay::fail(const std::string &id, const std::string &error) {
@@ -202,8 +202,7 @@ void session_relay::on_events(uint64_t stream, std::vector<worker_event> &batch)
         if (e->st == state::ACTIVE && drain(*e)) lost.push_back(e->s->id());
     }
     journal_.release();
-    for (auto &id : lost)
-        if (on_lost_) on_lost_(id);
+    if (!lost.empty() && on_lost_) on_lost_(lost);
 }
 
 void session_relay::on_stream_lost(uint64_t stream) {
@@ -217,8 +216,7 @@ void session_relay::on_stream_lost(uint64_t stream) {
         std::lock_guard lk(e->mu);
         if (e->st == state::ACTIVE && e->stream == stream && lose(*e)) lost.push_back(e->s->id());
     }
-    for (auto &id : lost)
-        if (on_lost_) on_lost_(id);
+    if (!lost.empty() && on_lost_) on_lost_(lost);
 }
 
 void session_relay::give(entry &e, uint64_t epoch) {

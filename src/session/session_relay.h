@@ -45,8 +45,13 @@ class session_relay final : public worker_listener {
     /** `worker`, `journal` and `latency` must outlive the relay. */
     session_relay(worker_client &worker, journal::writer &journal, latency_metrics &latency);
 
-    /** Where lost sessions go (the resumer's queue); called outside the relay's locks. */
-    void set_on_lost(std::function<void(const std::string &id)> fn) { on_lost_ = std::move(fn); }
+    /**
+     * Where lost sessions go (the resumer's queue); called outside the relay's locks, once with
+     * every session a lost stream or one message lost, so they are resubmitted together.
+     */
+    void set_on_lost(std::function<void(const std::vector<std::string> &ids)> fn) {
+        on_lost_ = std::move(fn);
+    }
     /** Called once a session's end is committed (or given up), to forget it as running. */
     void set_on_finished(std::function<void(const std::string &id)> fn) {
         on_finished_ = std::move(fn);
@@ -164,7 +169,7 @@ class session_relay final : public worker_listener {
     worker_client &worker_;
     journal::writer &journal_;
     latency_metrics &latency_;
-    std::function<void(const std::string &)> on_lost_;
+    std::function<void(const std::vector<std::string> &)> on_lost_;
     std::function<void(const std::string &)> on_finished_;
     std::atomic<bool> shutting_down_{false};
     std::atomic<uint64_t> epoch_counter_{0};

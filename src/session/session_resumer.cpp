@@ -27,10 +27,10 @@ void session_resumer::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
-void session_resumer::enqueue(const std::string &id) {
+void session_resumer::enqueue(const std::vector<std::string> &ids) {
     {
         std::lock_guard lk(mu_);
-        queue_.push_back(id);
+        queue_.insert(queue_.end(), ids.begin(), ids.end());
     }
     cv_.notify_one();
 }

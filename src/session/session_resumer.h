@@ -41,8 +41,8 @@ class session_resumer {
     void start();
     /** Ends the thread; sessions still queued stay unfinished (journaled: resumed next start). */
     void stop();
-    /** Queues a lost session. */
-    void enqueue(const std::string &id);
+    /** Queues lost sessions (those lost together are resubmitted together). */
+    void enqueue(const std::vector<std::string> &ids);
 
   private:
     void run();

@@ -8,10 +8,12 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "session/worker_client.h"
@@ -44,7 +46,15 @@ class fake_worker_client final : public worker_client {
     void stop() override {}
 
     bool submit(const worker_submission &sub, accepted_session &acc, start_error &err) override {
+        std::chrono::milliseconds delay;
+        {
+            std::lock_guard lk(mu_);
+            delay          = submit_delay_;
+            max_in_flight_ = std::max(max_in_flight_, ++in_flight_);
+        }
+        std::this_thread::sleep_for(delay);  // a worker rendering the prompt
         std::lock_guard lk(mu_);
+        --in_flight_;
         submissions_.push_back(sub);
         if (fail_submits_ > 0 || !up_) {
             if (fail_submits_ > 0) --fail_submits_;
@@ -143,6 +153,16 @@ class fake_worker_client final : public worker_client {
         up_ = true;
         ++stream_;
     }
+    /** Each submit takes `d` (outside the lock: submits from several threads overlap). */
+    void set_submit_delay(std::chrono::milliseconds d) {
+        std::lock_guard lk(mu_);
+        submit_delay_ = d;
+    }
+    /** The most submits that were in progress at once. */
+    int max_submits_in_flight() {
+        std::lock_guard lk(mu_);
+        return max_in_flight_;
+    }
     void fail_next_submits(int n) {
         std::lock_guard lk(mu_);
         fail_submits_ = n;
@@ -181,6 +201,9 @@ class fake_worker_client final : public worker_client {
     bool up_          = true;
     uint64_t stream_  = 1;
     int fail_submits_ = 0;
+    std::chrono::milliseconds submit_delay_{0};
+    int in_flight_     = 0;
+    int max_in_flight_ = 0;
     std::map<std::string, placement> placements_;
     std::vector<worker_submission> submissions_;
     std::vector<std::string> cancels_;

@@ -201,6 +201,27 @@ TEST(SessionRelay, WorkerLostMidStreamResumesFromTheJournalAndDropsTheOldEpoch) 
     r.expect_exactly_once(*s);
 }
 
+// A lost worker loses all its sessions at once; they are resubmitted together, not one behind
+// another (issue #39: "resubmission of many sessions at once").
+TEST(SessionRelay, SessionsLostTogetherAreResubmittedTogether) {
+    rig r(6);
+    std::vector<std::shared_ptr<session>> ss;
+    for (int i = 0; i < 8; ++i) ss.push_back(r.start());
+    r.fake->set_submit_delay(1000ms);
+    r.fake->lose_stream();
+    r.fake->restart();
+    const auto all_running = [&] {
+        return std::all_of(ss.begin(), ss.end(), [&](auto &s) { return r.fake->running(s->id()); });
+    };
+    for (int i = 0; i < 1000 && !all_running(); ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(all_running()) << "all 8 resubmitted";
+    EXPECT_EQ(r.fake->max_submits_in_flight(), 8) << "the 8 submits overlapped";
+    r.fake->set_submit_delay(0ms);
+    std::mt19937 rng(5);
+    r.run(ss, rng);
+    for (auto &s : ss) r.expect_exactly_once(*s);
+}
+
 TEST(SessionRelay, WorkerLostAgainDuringTheResubmission) {
     rig r(5);
     auto s        = r.start();
