@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "api/priority.h"
+#include "api/common/priority.h"
 #include "cli/bench_command.h"
 #include "cli/cluster_commands.h"
 #include "cli/help_formatter.h"

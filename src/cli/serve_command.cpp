@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "api/client_identity.h"
+#include "api/common/client_identity.h"
 #include "cli/model_source.h"
 #include "cli/port_check.h"
 #include "cluster/cluster_head.h"
@@ -194,7 +194,7 @@ int run_serve(const serve_options &in) {
         !gather_keys("admin-key-file", opts.admin_key_file, "SUPERFLUID_ADMIN_KEY",
                      opts.admin_keys))
         return 1;
-    std::string identity_secret;  // keys the journaled client ids (api/client_identity.h)
+    std::string identity_secret;  // keys the journaled client ids (api/common/client_identity.h)
     if (std::string err; !load_identity_secret(opts.state_dir, identity_secret, err)) {
         SF_LOG_ERROR("serve", "%s", err.c_str());
         return 1;

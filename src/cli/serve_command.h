@@ -25,8 +25,9 @@ struct serve_options {
     double header_timeout_s =
         30;  // request line + headers must arrive within (http/event_server.h)
     size_t max_body_bytes = 32u << 20;
-    std::string state_dir;              // empty = XDG state dir
-    std::string config_file;            // JSON: default_priority, priority_rules (api/priority.h)
+    std::string state_dir;  // empty = XDG state dir
+    // JSON: default_priority, priority_rules (api/common/priority.h)
+    std::string config_file;
     std::vector<std::string> api_keys;  // --api-key: required of every API request when set
     std::string api_key_file;  // --api-key-file: more keys, one a line (+ SUPERFLUID_API_KEY)
     std::vector<std::string> admin_keys;     // --admin-key: keys that see and use every session

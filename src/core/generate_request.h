@@ -22,7 +22,7 @@ struct generate_request {
     sampling_params sampling;
     bool has_seed      = false;  // else the session layer assigns one
     priority_class cls = priority_class::NORMAL;
-    std::optional<priority_class> cls_from_body;  // set when the body decided (api/priority.h)
+    std::optional<priority_class> cls_from_body;  // set when the body chose (api/common/priority.h)
     std::string model;                            // as the client named it (echoed back)
     // The adapter, journaled so a re-attached stream speaks the same format: "openai.chat",
     // "openai.completion", … (empty: openai.chat / openai.completion from is_chat).
@@ -34,11 +34,11 @@ struct generate_request {
     std::string client_meta;
     // The client's User-Agent, for the status views (/api/ps, /ui). Not journaled.
     std::string user_agent;
-    // Who sent it (api/priority.h client_identity, no secret in it): the worker's scheduler
+    // Who sent it (api/common/priority.h client_identity, no secret in it): the worker's scheduler
     // shares service fairly between clients of a class. Journaled.
     std::string client;
-    // The body's `cache_salt` (api/json_fields.h): head only, never journaled or sent; it goes
-    // into cache_scope.
+    // The body's `cache_salt` (api/common/json_fields.h): head only, never journaled or sent; it
+    // goes into cache_scope.
     std::string cache_salt;
     // Which requests this one may share cached prefixes with (issue #38): "" shares with every
     // unscoped request; else only with requests of the same scope. Set by the session layer

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "api/api_error.h"
+#include "api/common/api_error.h"
 #include "http/error_reply.h"
 #include "http/origin_policy.h"
 

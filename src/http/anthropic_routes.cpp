@@ -4,9 +4,9 @@
 
 #include <regex>
 
-#include "api/anthropic_request.h"
-#include "api/anthropic_response.h"
-#include "api/anthropic_stream_encoder.h"
+#include "api/anthropic/anthropic_request.h"
+#include "api/anthropic/anthropic_response.h"
+#include "api/anthropic/anthropic_stream_encoder.h"
 #include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/route_util.h"

@@ -3,7 +3,7 @@
 // (?beta=true) are ignored; anthropic-version / anthropic-beta / x-api-key are accepted.
 #pragma once
 
-#include "api/anthropic_response.h"
+#include "api/anthropic/anthropic_response.h"
 #include "http/openai_routes.h"
 
 namespace sf {

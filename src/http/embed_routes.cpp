@@ -4,9 +4,9 @@
 
 #include <chrono>
 
-#include "api/embed_request.h"
-#include "api/embed_response.h"
-#include "api/ollama_response.h"
+#include "api/embeddings/embed_request.h"
+#include "api/embeddings/embed_response.h"
+#include "api/ollama/ollama_response.h"
 #include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/route_util.h"

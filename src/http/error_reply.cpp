@@ -2,8 +2,8 @@
 
 #include <cpp-httplib/httplib.h>
 
-#include "api/anthropic_response.h"
-#include "api/ollama_response.h"
+#include "api/anthropic/anthropic_response.h"
+#include "api/ollama/ollama_response.h"
 
 namespace sf {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "api/api_error.h"
+#include "api/common/api_error.h"
 
 namespace httplib {
 struct Request;

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "api/api_error.h"
+#include "api/common/api_error.h"
 #include "http/admission.h"
 #include "http/anthropic_routes.h"
 #include "http/embed_routes.h"

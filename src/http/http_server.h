@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "api/priority.h"
+#include "api/common/priority.h"
 #include "http/connection_stats.h"
 #include "http/event_server.h"
 #include "http/router.h"
@@ -25,13 +25,13 @@ struct http_options {
     std::string model_id;          // the id /v1/models lists
     std::string model_path;
     std::string state_dir;     // the model store's index (/api/pull, /api/delete)
-    priority_config priority;  // how requests get their class (api/priority.h)
+    priority_config priority;  // how requests get their class (api/common/priority.h)
 
-    bool strict_model_names = false;        // unknown model names: 404 (http/model_names.h)
-    std::vector<std::string> api_keys;      // non-empty: every API route needs one (admission.h)
-    std::vector<std::string> admin_keys;    // --admin-key: API keys that see and use every session
-    std::string identity_secret;            // keys the journaled client ids (api/client_identity.h)
-    std::vector<std::string> cors_origins;  // --cors-origin (http/origin_policy.h)
+    bool strict_model_names = false;         // unknown model names: 404 (http/model_names.h)
+    std::vector<std::string> api_keys;       // non-empty: every API route needs one (admission.h)
+    std::vector<std::string> admin_keys;     // --admin-key: API keys that see and use every session
+    std::string identity_secret;             // keys the client ids (api/common/client_identity.h)
+    std::vector<std::string> cors_origins;   // --cors-origin (http/origin_policy.h)
     std::vector<std::string> allowed_hosts;  // --allowed-host (http/origin_policy.h)
 };
 

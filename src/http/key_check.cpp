@@ -4,7 +4,7 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
-#include "api/priority.h"
+#include "api/common/priority.h"
 
 namespace sf {
 

@@ -14,7 +14,7 @@ struct Request;
 
 namespace sf {
 
-/** The key a request carries, as api_key() (api/priority.h) reads it from its headers. */
+/** The key a request carries, as api_key() (api/common/priority.h) reads it from its headers. */
 std::string request_key(const httplib::Request &req);
 
 class key_set {

@@ -9,8 +9,8 @@
 #include <ctime>
 #include <filesystem>
 
-#include "api/json_fields.h"
-#include "api/ollama_response.h"
+#include "api/common/json_fields.h"
+#include "api/ollama/ollama_response.h"
 #include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/router.h"

@@ -6,9 +6,9 @@
 #include <chrono>
 #include <optional>
 
-#include "api/ollama_request.h"
-#include "api/ollama_response.h"
-#include "api/ollama_stream_encoder.h"
+#include "api/ollama/ollama_request.h"
+#include "api/ollama/ollama_response.h"
+#include "api/ollama/ollama_stream_encoder.h"
 #include "chat/output_parser.h"
 #include "http/error_reply.h"
 #include "http/model_names.h"

@@ -2,9 +2,9 @@
 
 #include <cpp-httplib/httplib.h>
 
-#include "api/openai_request.h"
-#include "api/openai_response.h"
-#include "api/openai_stream.h"
+#include "api/openai/openai_request.h"
+#include "api/openai/openai_response.h"
+#include "api/openai/openai_stream.h"
 #include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/route_util.h"

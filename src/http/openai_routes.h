@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "api/openai_response.h"
-#include "api/priority.h"
+#include "api/common/priority.h"
+#include "api/openai/openai_response.h"
 #include "http/session_access.h"
 #include "session/session_manager.h"
 
@@ -31,7 +31,7 @@ struct openai_route_context {
     // Model names (http/model_names.h): the store's pulled models, strict names.
     std::string state_dir;            // the model store's index ("" = none)
     bool strict_model_names = false;  // unknown names: 404, not the served model
-    std::string identity_secret;      // keys client ids (api/client_identity.h)
+    std::string identity_secret;      // keys client ids (api/common/client_identity.h)
     // Who may see and use which session (http/session_access.h). Keys in use (keyed()): every
     // caller of a listing holds one, so /api/ps and /api/show give the model's absolute path and
     // the worker's pid (without keys: the file name, no pid).

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "api/api_error.h"
+#include "api/common/api_error.h"
 
 namespace httplib {
 struct Request;

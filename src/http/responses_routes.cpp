@@ -4,9 +4,9 @@
 
 #include <chrono>
 
-#include "api/json_fields.h"
-#include "api/responses_request.h"
-#include "api/responses_response.h"
+#include "api/common/json_fields.h"
+#include "api/responses/responses_request.h"
+#include "api/responses/responses_response.h"
 #include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/responses_stream.h"

@@ -1,8 +1,8 @@
 // One OpenAI Responses API answer rendered from a session: its stream encoder
-// (api/responses_stream_encoder.h) fed token by token from the session's events — the journaled
-// tokens — so every reader (the creating POST, GET /v1/responses/{id} polls, a re-attached
-// stream, a reader after a head restart) sees the same events with the same sequence_numbers,
-// and the same response object. Streams go through the one generation driver
+// (api/responses/responses_stream_encoder.h) fed token by token from the session's events — the
+// journaled tokens — so every reader (the creating POST, GET /v1/responses/{id} polls, a
+// re-attached stream, a reader after a head restart) sees the same events with the same
+// sequence_numbers, and the same response object. Streams go through the one generation driver
 // (http/stream_driver.h). Not thread-safe (one per reader).
 #pragma once
 
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/responses_stream_encoder.h"
+#include "api/responses/responses_stream_encoder.h"
 #include "session/session.h"
 
 namespace httplib {

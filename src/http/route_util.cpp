@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "api/client_identity.h"
+#include "api/common/client_identity.h"
 #include "util/log.h"
 
 namespace sf {

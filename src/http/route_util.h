@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "api/api_error.h"
-#include "api/priority.h"
+#include "api/common/api_error.h"
+#include "api/common/priority.h"
 #include "session/session_manager.h"
 
 namespace httplib {
@@ -48,11 +48,11 @@ bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_po
 api_error from_start_error(const start_error &se);
 
 /**
- * Resolves the request's priority class (api/priority.h: body, headers, key, rules) into
+ * Resolves the request's priority class (api/common/priority.h: body, headers, key, rules) into
  * `greq.cls` and echoes it in X-Superfluid-Priority; copies the User-Agent into
- * `greq.user_agent` and the client's identity (api/client_identity.h, keyed with `secret`) into
- * `greq.client`, and logs the request (method, path, class, model, User-Agent). False with `err`
- * for a bad header value.
+ * `greq.user_agent` and the client's identity (api/common/client_identity.h, keyed with `secret`)
+ * into `greq.client`, and logs the request (method, path, class, model, User-Agent). False with
+ * `err` for a bad header value.
  */
 bool apply_priority(const httplib::Request &req, const priority_config &cfg,
                     const std::string &secret, generate_request &greq, httplib::Response &res,
@@ -67,7 +67,7 @@ bool first_sighting(const std::string &key);
 /** Seconds since the Unix epoch. */
 int64_t unix_now();
 
-/** The headers api/priority.h reads. */
+/** The headers api/common/priority.h reads. */
 priority_headers priority_headers_of(const httplib::Request &req);
 
 /**

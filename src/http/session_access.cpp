@@ -3,7 +3,7 @@
 #include <cpp-httplib/httplib.h>
 #include <openssl/sha.h>
 
-#include "api/client_identity.h"
+#include "api/common/client_identity.h"
 #include "http/route_util.h"
 
 namespace sf {

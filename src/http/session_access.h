@@ -31,7 +31,7 @@ class session_access {
     /**
      * `keyed`: the server asks a key of every API route (--api-key or --admin-key given);
      * `admin_keys`: keys whose holders see and use every session; `identity_secret`: what
-     * client ids are keyed with (api/client_identity.h).
+     * client ids are keyed with (api/common/client_identity.h).
      */
     session_access(bool keyed, const std::vector<std::string> &admin_keys,
                    std::string identity_secret);

@@ -2,9 +2,9 @@
 
 #include <cpp-httplib/httplib.h>
 
-#include "api/api_error.h"
-#include "api/ollama_stream_encoder.h"
-#include "api/session_state.h"
+#include "api/common/api_error.h"
+#include "api/common/session_state.h"
+#include "api/ollama/ollama_stream_encoder.h"
 #include "http/anthropic_routes.h"
 #include "http/error_reply.h"
 #include "http/openai_routes.h"

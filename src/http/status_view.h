@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "api/priority.h"
+#include "api/common/priority.h"
 #include "core/worker_report.h"
 #include "session/session_manager.h"
 

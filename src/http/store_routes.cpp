@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "api/json_fields.h"
+#include "api/common/json_fields.h"
 #include "http/router.h"
 #include "models/model_store.h"
 #include "util/log.h"

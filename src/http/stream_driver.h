@@ -1,6 +1,6 @@
 // The one generation driver for streamed answers: reads a session's events from a cursor,
-// hands them to the dialect's encoder (api/stream_encoder.h) and writes what it returns, with
-// keep-alive bytes during a long silence, client-disconnect detection and the cancel it
+// hands them to the dialect's encoder (api/common/stream_encoder.h) and writes what it returns,
+// with keep-alive bytes during a long silence, client-disconnect detection and the cancel it
 // implies. Every streaming dialect that goes through it, and every re-attached reader
 // (http/session_routes.h), is served the same way.
 // Threads: the state lives in the response's content provider, called by the request thread
@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "api/stream_encoder.h"
+#include "api/common/stream_encoder.h"
 #include "session/session.h"
 
 namespace httplib {

@@ -12,7 +12,7 @@ using json = nlohmann::json;
 namespace {
 
 // The key an agent sends. With a class (launch --priority), the server reads it from the
-// prefix (api/priority.h step 4); without one (the default), the key names no class, so the
+// prefix (api/common/priority.h step 4); without one (the default), the key names no class, so the
 // agent's requests get the server's --default-priority like any client that marks nothing,
 // and the key tells the agents apart for least-attained-service fairness (issue #36: launched
 // agents as "interactive" kept an unmarked chat waiting 10 s, the aging bound).

@@ -1,9 +1,9 @@
 // What `superfluid launch AGENT` sets for each coding agent so that it talks to Superfluid and
 // nothing else (issue #8): environment variables, arguments, and config files. Every agent's
 // requests carry a priority class: through the X-Superfluid-Priority header where the agent can
-// send custom headers, and through an API key "sk-<class>-superfluid" (api/priority.h step 4)
-// where it sends a key; launch_agents.cpp says per agent which of the two it can carry. Each
-// agent is also set up to make no call to the outside world (telemetry, update checks, model
+// send custom headers, and through an API key "sk-<class>-superfluid" (api/common/priority.h,
+// step 4) where it sends a key; launch_agents.cpp says per agent which of the two it can carry.
+// Each agent is also set up to make no call to the outside world (telemetry, update checks, model
 // metadata and plugin fetches off; issue #19), as far as its own settings allow.
 // A plan is computed, not applied (launcher.h applies it); computing one reads the agent's own
 // config file where our settings are merged into it (pi, Cline). Any thread.

@@ -6,7 +6,7 @@
 // * Service is tokens computed for a sequence (prompt tokens prefilled + tokens decoded; prefix
 //   cache hits cost nothing and count nothing), exponentially decayed with `half_life_ms`.
 //   A client's service is the sum over its sequences, decayed the same way. A client is the
-//   API key, else the User-Agent, else the connection (api/priority.h client_identity).
+//   API key, else the User-Agent, else the connection (api/common/priority.h client_identity).
 // * Order: within a class, (client's service, sequence's service), least first; explicit
 //   classes (and aging) still come before it.
 // * Preemption: with no free sequence, a newcomer parks the most-served running sequence of

@@ -79,8 +79,9 @@ struct sequence_request {
     sampling_params sampling;
     std::vector<std::string> stops;  // client stop strings + template stops
     std::shared_ptr<event_channel> channel;
-    // Who sent it (api/priority.h client_identity: API key, else User-Agent, else connection):
-    // fairness between clients (scheduler/service_policy.h). Empty: a client of its own.
+    // Who sent it (api/common/priority.h client_identity: API key, else User-Agent, else
+    // connection): fairness between clients (scheduler/service_policy.h). Empty: a client of
+    // its own.
     std::string client;
     // Token offsets in `prompt` where a chat message ends (engine_i::message_boundaries):
     // where the prefix cache takes state snapshots on recurrent/hybrid models.

@@ -10,7 +10,7 @@
 // "The same request": the same API and model name, the same request as parsed (JSON
 // whitespace and key order do not matter, any value does; volatile billing lines are
 // normalized as for the prefix cache), the same client identity (API key, else User-Agent:
-// api/priority.h client_identity), and no seed the server chose.
+// api/common/priority.h client_identity), and no seed the server chose.
 //
 // Threads: every method is thread-safe (one leaf mutex).
 #pragma once

@@ -47,7 +47,7 @@ class session {
     const std::string &user_agent() const { return user_agent_; }
     /**
      * Who made it (generate_request::client: "key:…" for a request with an API key, see
-     * api/client_identity.h); "" when unknown. Set before sharing.
+     * api/common/client_identity.h); "" when unknown. Set before sharing.
      */
     void set_client(std::string c) { client_ = std::move(c); }
     const std::string &client() const { return client_; }

@@ -49,7 +49,7 @@ namespace {
 // The journaled tokens into `s`. Token rows keep no prefix cache count; the first token gets
 // the session row's (the finish's, 0 before it), which is the first token's count unless the
 // session moved, so a reader of a journaled session sees what the live stream showed
-// (Anthropic's message_start, api/anthropic_stream_encoder.h).
+// (Anthropic's message_start, api/anthropic/anthropic_stream_encoder.h).
 void add_journaled_tokens(session &s, const journal::stored_session &stored) {
     for (size_t i = 0; i < stored.tokens.size(); ++i) {
         session_event t = stored.tokens[i];

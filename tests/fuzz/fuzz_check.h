@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/anthropic_response.h"
-#include "api/api_error.h"
-#include "api/ollama_response.h"
+#include "api/anthropic/anthropic_response.h"
+#include "api/common/api_error.h"
+#include "api/ollama/ollama_response.h"
 #include "fuzz_require.h"
 
 namespace sf::fuzz {

@@ -1,10 +1,10 @@
-// libFuzzer target: the `serve --config` file (api/priority.h parse_priority_config): any
+// libFuzzer target: the `serve --config` file (api/common/priority.h parse_priority_config): any
 // bytes give the rules or an error line naming the file, never an exception.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "api/priority.h"
+#include "api/common/priority.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

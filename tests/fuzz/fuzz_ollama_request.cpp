@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "api/embed_request.h"
-#include "api/ollama_request.h"
+#include "api/embeddings/embed_request.h"
+#include "api/ollama/ollama_request.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "api/responses_request.h"
+#include "api/responses/responses_request.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "api/anthropic_response.h"
+#include "api/anthropic/anthropic_response.h"
 
 using namespace sf;
 using json = nlohmann::json;

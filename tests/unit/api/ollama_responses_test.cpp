@@ -4,12 +4,12 @@
 
 #include <cstring>
 
-#include "api/embed_request.h"
-#include "api/embed_response.h"
-#include "api/ollama_request.h"
-#include "api/ollama_template.h"
-#include "api/responses_request.h"
-#include "api/responses_response.h"
+#include "api/embeddings/embed_request.h"
+#include "api/embeddings/embed_response.h"
+#include "api/ollama/ollama_request.h"
+#include "api/ollama/ollama_template.h"
+#include "api/responses/responses_request.h"
+#include "api/responses/responses_response.h"
 
 using namespace sf;
 using json = nlohmann::json;

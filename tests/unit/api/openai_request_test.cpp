@@ -1,4 +1,4 @@
-#include "api/openai_request.h"
+#include "api/openai/openai_request.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,6 @@
-// The --config file's priority rules (api/priority.h parse_priority_config / load_priority_config).
-#include "api/priority.h"
+// The --config file's priority rules (api/common/priority.h parse_priority_config /
+// load_priority_config).
+#include "api/common/priority.h"
 
 #include <gtest/gtest.h>
 

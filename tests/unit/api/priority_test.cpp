@@ -1,5 +1,5 @@
 // client_identity: who a request comes from, for fairness between clients (issue #18).
-#include "api/client_identity.h"
+#include "api/common/client_identity.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "api/responses_request.h"
-#include "api/responses_response.h"
-#include "api/responses_tools.h"
+#include "api/responses/responses_request.h"
+#include "api/responses/responses_response.h"
+#include "api/responses/responses_tools.h"
 
 using namespace sf;
 using json = nlohmann::json;

@@ -1,4 +1,4 @@
-// Unit tests of the stream encoders (api/stream_encoder.h), events in, bytes out, no server:
+// Unit tests of the stream encoders (api/common/stream_encoder.h), events in, bytes out, no server:
 // each dialect's framing, ids and end; and the property re-attach rests on, for every cursor:
 // what a reader that re-attaches after token k-1 gets is exactly the rest of the uninterrupted
 // stream after the frame that carries id "<session>:<k-1>".
@@ -8,10 +8,10 @@
 #include <functional>
 #include <memory>
 
-#include "api/anthropic_stream_encoder.h"
-#include "api/ollama_stream_encoder.h"
-#include "api/openai_stream.h"
-#include "api/responses_stream_encoder.h"
+#include "api/anthropic/anthropic_stream_encoder.h"
+#include "api/ollama/ollama_stream_encoder.h"
+#include "api/openai/openai_stream.h"
+#include "api/responses/responses_stream_encoder.h"
 
 using namespace sf;
 using json = nlohmann::json;

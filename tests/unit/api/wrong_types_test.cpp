@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "api/anthropic_request.h"
-#include "api/json_fields.h"
-#include "api/responses_request.h"
+#include "api/anthropic/anthropic_request.h"
+#include "api/common/json_fields.h"
+#include "api/responses/responses_request.h"
 
 using namespace sf;
 using json = nlohmann::json;
