@@ -2,8 +2,6 @@
 
 #include <cpp-httplib/httplib.h>
 
-#include <regex>
-
 #include "api/anthropic/anthropic_request.h"
 #include "api/anthropic/anthropic_response.h"
 #include "api/anthropic/anthropic_stream_encoder.h"
@@ -19,37 +17,6 @@ namespace sf {
 namespace {
 
 using namespace std::chrono_literals;
-
-api_error anthropic_start_error(const start_error &se) {
-    api_error e;
-    e.message = se.message;
-    e.param   = se.param;
-    switch (se.type) {
-        case start_error::kind::INVALID_REQUEST:
-            e.status = 400;
-            break;
-        case start_error::kind::CONTEXT_LENGTH: {
-            // Anthropic's wording, which agents parse to decide when to compact the context.
-            e.status = 400;
-            std::smatch m;
-            static const std::regex counts(R"((\d+) tokens > (\d+) maximum)");
-            if (std::regex_search(se.message, m, counts))
-                e.message =
-                    "prompt is too long: " + m[1].str() + " tokens > " + m[2].str() + " maximum";
-            break;
-        }
-        case start_error::kind::UNAVAILABLE:
-            e.status = 503;
-            break;
-        case start_error::kind::OVERLOADED:
-            e.status = 529;
-            break;
-        case start_error::kind::INTERNAL:
-            e.status = 500;
-            break;
-    }
-    return e;
-}
 
 // tool_use ids of a session's answer: unique per session, the same for every reader.
 std::string tool_use_id_prefix(const session &s) {
@@ -88,7 +55,7 @@ void handle_messages(const httplib::Request &req, const std::string &body, httpl
     auto s = rc.sessions->start(greq, serr);
     if (!s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
-        return send_error(res, api_dialect::ANTHROPIC, anthropic_start_error(serr));
+        return send_error(res, api_dialect::ANTHROPIC, anthropic_refusal(serr));
     }
     set_session_header(res, s->id());
     anthropic_meta meta = anthropic_session_meta(*s);
@@ -129,7 +96,7 @@ void handle_count_tokens(const httplib::Request &req, const std::string &body,
     int32_t n = 0;
     start_error serr;
     if (!rc.sessions->count_prompt_tokens(greq, n, serr))
-        return send_error(res, api_dialect::ANTHROPIC, anthropic_start_error(serr));
+        return send_error(res, api_dialect::ANTHROPIC, anthropic_refusal(serr));
     res.set_content(R"({"input_tokens":)" + std::to_string(n) + "}", "application/json");
 }
 

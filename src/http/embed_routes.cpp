@@ -7,6 +7,7 @@
 #include "api/embeddings/embed_request.h"
 #include "api/embeddings/embed_response.h"
 #include "api/ollama/ollama_response.h"
+#include "api/openai/openai_error.h"
 #include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/route_util.h"
@@ -45,7 +46,7 @@ void handle(const std::string &body, httplib::Response &res, const openai_route_
         std::vector<embedding> reply;
         start_error serr;
         if (!rc.sessions->embed(ej, reply, serr)) {
-            api_error e = from_start_error(serr);
+            api_error e = openai_refusal(serr);  // the status and message serve Ollama too
             if (e.param.empty()) e.param = "input";
             return send_error(res, f, e);
         }

@@ -4,6 +4,7 @@
 
 #include "api/anthropic/anthropic_response.h"
 #include "api/ollama/ollama_response.h"
+#include "api/openai/openai_error.h"
 
 namespace sf {
 

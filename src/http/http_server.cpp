@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "api/common/api_error.h"
+#include "api/openai/openai_error.h"
 #include "http/admission.h"
 #include "http/anthropic_routes.h"
 #include "http/embed_routes.h"

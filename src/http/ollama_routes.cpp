@@ -171,12 +171,8 @@ void handle(const httplib::Request &req, const std::string &body, httplib::Respo
     start_error serr;
     r->s = rc.sessions->start(greq, serr);
     if (!r->s) {
-        // Ollama answers a full queue (OLLAMA_MAX_QUEUE) with 503, not 429 (its FAQ; PR #4144).
-        if (serr.type == start_error::kind::OVERLOADED) {
-            res.set_header("Retry-After", "1");
-            return send_error(res, api_dialect::OLLAMA, 503, serr.message);
-        }
-        return send_error(res, api_dialect::OLLAMA, from_start_error(serr).status, serr.message);
+        if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
+        return send_error(res, api_dialect::OLLAMA, ollama_refusal_status(serr), serr.message);
     }
     r->t_accepted = clock_type::now();
     if (greq.is_chat)

@@ -2,6 +2,7 @@
 
 #include <cpp-httplib/httplib.h>
 
+#include "api/openai/openai_error.h"
 #include "api/openai/openai_request.h"
 #include "api/openai/openai_response.h"
 #include "api/openai/openai_stream.h"
@@ -42,7 +43,7 @@ void handle_generation(const httplib::Request &req, const std::string &body, htt
     auto s = sessions.start(greq, serr);
     if (!s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
-        return send_error(res, api_dialect::OPENAI, from_start_error(serr));
+        return send_error(res, api_dialect::OPENAI, openai_refusal(serr));
     }
     set_session_header(res, s->id());
 

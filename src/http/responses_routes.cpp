@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "api/common/json_fields.h"
+#include "api/openai/openai_error.h"
 #include "api/responses/responses_request.h"
 #include "api/responses/responses_response.h"
 #include "http/error_reply.h"
@@ -65,7 +66,7 @@ void handle_create(const httplib::Request &req, const std::string &body, httplib
     auto s = rc.sessions->start(greq, serr);
     if (!s) {
         if (serr.type == start_error::kind::OVERLOADED) res.set_header("Retry-After", "1");
-        return send_error(res, api_dialect::OPENAI, from_start_error(serr));
+        return send_error(res, api_dialect::OPENAI, openai_refusal(serr));
     }
     set_session_header(res, s->id());
     // A background response belongs to no connection: its client going away cancels nothing;

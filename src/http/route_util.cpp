@@ -20,36 +20,6 @@ bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_po
     return req.is_connection_closed();
 }
 
-api_error from_start_error(const start_error &se) {
-    api_error e;
-    e.message = se.message;
-    e.param   = se.param;
-    switch (se.type) {
-        case start_error::kind::INVALID_REQUEST:
-            e.status = 400;
-            break;
-        case start_error::kind::CONTEXT_LENGTH:
-            e.status = 400;
-            e.code   = "context_length_exceeded";
-            break;
-        case start_error::kind::UNAVAILABLE:
-            e.status = 503;
-            e.type   = "server_error";
-            e.code   = "service_unavailable";
-            break;
-        case start_error::kind::OVERLOADED:
-            e.status = 429;
-            e.type   = "rate_limit_error";
-            e.code   = "overloaded";
-            break;
-        case start_error::kind::INTERNAL:
-            e.status = 500;
-            e.type   = "server_error";
-            break;
-    }
-    return e;
-}
-
 priority_headers priority_headers_of(const httplib::Request &req) {
     return {req.get_header_value("X-Superfluid-Priority"), req.get_header_value("Authorization"),
             req.get_header_value("x-api-key"), req.get_header_value("User-Agent")};

@@ -44,9 +44,6 @@ bool read_body(const Reader &reader, size_t max_bytes, std::string &body) {
  */
 bool client_gone(const httplib::Request &req, std::chrono::steady_clock::time_point &last_check);
 
-/** HTTP status and OpenAI-style fields for a session that could not start. */
-api_error from_start_error(const start_error &se);
-
 /**
  * Resolves the request's priority class (api/common/priority.h: body, headers, key, rules) into
  * `greq.cls` and echoes it in X-Superfluid-Priority; copies the User-Agent into

@@ -8,6 +8,7 @@
 #include "api/anthropic/anthropic_response.h"
 #include "api/common/api_error.h"
 #include "api/ollama/ollama_response.h"
+#include "api/openai/openai_error.h"
 #include "fuzz_require.h"
 
 namespace sf::fuzz {

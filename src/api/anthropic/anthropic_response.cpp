@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <regex>
+
 #include "api/common/json_fields.h"
 
 namespace sf {
@@ -199,6 +201,37 @@ std::vector<anthropic_stream::event> anthropic_stream::fail(const api_error &e) 
     close(out);
     out.push_back({"error", anthropic_error_body(e)});
     return out;
+}
+
+api_error anthropic_refusal(const start_error &se) {
+    api_error e;
+    e.message = se.message;
+    e.param   = se.param;
+    switch (se.type) {
+        case start_error::kind::INVALID_REQUEST:
+            e.status = 400;
+            break;
+        case start_error::kind::CONTEXT_LENGTH: {
+            // Anthropic's wording, which agents parse to decide when to compact the context.
+            e.status = 400;
+            std::smatch m;
+            static const std::regex counts(R"((\d+) tokens > (\d+) maximum)");
+            if (std::regex_search(se.message, m, counts))
+                e.message =
+                    "prompt is too long: " + m[1].str() + " tokens > " + m[2].str() + " maximum";
+            break;
+        }
+        case start_error::kind::UNAVAILABLE:
+            e.status = 503;
+            break;
+        case start_error::kind::OVERLOADED:
+            e.status = 529;
+            break;
+        case start_error::kind::INTERNAL:
+            e.status = 500;
+            break;
+    }
+    return e;
 }
 
 }  // namespace sf

@@ -11,6 +11,7 @@
 #include "api/common/api_error.h"
 #include "chat/output_parser.h"
 #include "core/session_event.h"
+#include "core/submit_result.h"
 
 namespace sf {
 
@@ -32,6 +33,13 @@ struct anthropic_meta {
 const char *anthropic_error_type(int status);
 /** {"type":"error","error":{"type","message"}}. */
 std::string anthropic_error_body(const api_error &e);
+
+/**
+ * A session that could not start, in Anthropic's terms: 400 (a prompt too long in Anthropic's
+ * wording, "prompt is too long: N tokens > M maximum", which agents parse to compact their
+ * context), 529 overloaded for a full class queue, 503, 500.
+ */
+api_error anthropic_refusal(const start_error &se);
 
 /** The signature sent with thinking blocks (opaque to clients; we do not sign). */
 extern const char *const k_thinking_signature;

@@ -1,7 +1,5 @@
 #include "api/common/api_error.h"
 
-#include <nlohmann/json.hpp>
-
 namespace sf {
 
 api_error bad_request(std::string message, std::string param, std::string code) {
@@ -13,12 +11,19 @@ api_error bad_request(std::string message, std::string param, std::string code) 
     return e;
 }
 
-std::string openai_error_body(const api_error &e) {
-    nlohmann::json err = {{"message", e.message}, {"type", e.type}};
-    err["param"]       = e.param.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.param);
-    err["code"]        = e.code.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.code);
-    return nlohmann::json{{"error", err}}.dump(-1, ' ', false,
-                                               nlohmann::json::error_handler_t::replace);
+int refusal_status(const start_error &se) {
+    switch (se.type) {
+        case start_error::kind::INVALID_REQUEST:
+        case start_error::kind::CONTEXT_LENGTH:
+            return 400;
+        case start_error::kind::UNAVAILABLE:
+            return 503;
+        case start_error::kind::OVERLOADED:
+            return 429;
+        case start_error::kind::INTERNAL:
+            break;
+    }
+    return 500;
 }
 
 }  // namespace sf

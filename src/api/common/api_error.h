@@ -1,8 +1,12 @@
 // An API error before any response byte was sent: HTTP status + the fields every API's error
-// body needs. Each adapter renders it in its own shape.
+// body needs. Each dialect renders it in its own shape (api/openai/openai_error,
+// api/anthropic/anthropic_response, api/ollama/ollama_response) and maps a worker's refusal
+// (core/submit_result.h start_error) to its own status and fields.
 #pragma once
 
 #include <string>
+
+#include "core/submit_result.h"
 
 namespace sf {
 
@@ -18,9 +22,10 @@ struct api_error {
 api_error bad_request(std::string message, std::string param = "", std::string code = "");
 
 /**
- * OpenAI error body: {"error":{"message","type","param","code"}} (platform.openai.com,
- * "Error codes"); param/code are null when empty.
+ * The HTTP status of a refusal before any token, the same in every API unless its dialect says
+ * otherwise: invalid request and context length 400, unavailable 503, overloaded 429 (OpenAI's
+ * rate limit; Anthropic says 529, Ollama 503), internal 500.
  */
-std::string openai_error_body(const api_error &e);
+int refusal_status(const start_error &se);
 
 }  // namespace sf

@@ -78,4 +78,8 @@ std::string ollama_error_body(const std::string &message) {
     return fields::dump_json({{"error", message}});
 }
 
+int ollama_refusal_status(const start_error &se) {
+    return se.type == start_error::kind::OVERLOADED ? 503 : refusal_status(se);
+}
+
 }  // namespace sf

@@ -11,6 +11,7 @@
 #include "api/common/api_error.h"
 #include "core/chat.h"
 #include "core/sampling.h"
+#include "core/submit_result.h"
 #include "core/token.h"
 
 namespace sf {
@@ -48,6 +49,12 @@ std::string ollama_generate_line(const std::string &model, const ollama_delta &d
                                  const ollama_done *done);
 /** {"error": message}. */
 std::string ollama_error_body(const std::string &message);
+
+/**
+ * The HTTP status of a session that could not start, as Ollama answers it: a full queue is 503
+ * (OLLAMA_MAX_QUEUE; Ollama's FAQ, PR #4144), not 429; otherwise as refusal_status.
+ */
+int ollama_refusal_status(const start_error &se);
 
 /** RFC 3339 UTC time with nanoseconds (Ollama's created_at). */
 std::string ollama_timestamp();

@@ -1,6 +1,7 @@
 #include "api/openai/openai_stream.h"
 
 #include "api/common/api_error.h"
+#include "api/openai/openai_error.h"
 
 namespace sf {
 
