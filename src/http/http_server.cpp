@@ -89,6 +89,14 @@ void http_server::register_routes() {
             e.message = "unknown endpoint: " + req.method + " " + req.path.substr(0, shown) +
                         (req.path.size() > shown ? "…" : "");
             e.code = "unknown_url";
+        } else if (res.status == 405) {
+            e.message = "method " + req.method + " is not allowed on " + req.path.substr(0, 200) +
+                        " (allowed: " + res.get_header_value("Allow") + ")";
+            e.code = "method_not_allowed";
+        } else if (res.status == 501) {
+            e.message = "the HTTP method " + req.method.substr(0, 32) +
+                        " is not supported (GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH)";
+            e.code = "unsupported_method";
         } else if (res.status == 408) {
             e.message = "the request (its headers or body) did not arrive in time";
             e.code    = "request_timeout";
@@ -98,7 +106,6 @@ void http_server::register_routes() {
                 "the request line or headers cannot be read (at most 100 header lines of "
                 "8 KiB each)";
             e.code = "bad_request";
-
         } else {
             e.message = httplib::status_message(res.status);
             if (res.status >= 500) e.type = "server_error";

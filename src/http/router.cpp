@@ -30,12 +30,19 @@ http_router &http_router::Options(const std::string &pattern, handler h) {
 void http_router::dispatch(httplib::Request &req, httplib::Response &res) const {
     static const char *const known[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"};
     if (std::find(std::begin(known), std::end(known), req.method) == std::end(known)) {
-        res.status = 400;
+        res.status = 501;  // a method no route of this server has (RFC 9110 15.6.2)
         return;
     }
     const std::string method = req.method == "HEAD" ? std::string("GET") : req.method;
+    std::string allowed;  // the methods the path has, when not this one
     for (const auto &r : routes_) {
-        if (r.method != method || !std::regex_match(req.path, req.matches, r.pattern)) continue;
+        if (!std::regex_match(req.path, req.matches, r.pattern)) continue;
+        if (r.method != method) {
+            // OPTIONS is every path's (the CORS preflight route): it makes no path exist.
+            if (r.method != "OPTIONS" && allowed.find(r.method) == std::string::npos)
+                allowed += (allowed.empty() ? "" : ", ") + r.method;
+            continue;
+        }
         if (r.plain) {
             r.plain(req, res);
         } else {
@@ -50,7 +57,12 @@ void http_router::dispatch(httplib::Request &req, httplib::Response &res) const 
         if (res.status == -1) res.status = 200;
         return;
     }
-    res.status = 404;
+    if (allowed.empty()) {
+        res.status = 404;
+        return;
+    }
+    res.status = 405;  // the path exists with other methods (RFC 9110 15.5.6: Allow lists them)
+    res.set_header("Allow", allowed);
 }
 
 void http_router::handle(httplib::Request &req, httplib::Response &res) const {

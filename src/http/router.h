@@ -53,7 +53,11 @@ class http_router {
      */
     void set_overload_handler(after_hook h) { overload_ = std::move(h); }
 
-    /** Routes one request with its body read (req.body): the response is in `res`. */
+    /**
+     * Routes one request with its body read (req.body): the response is in `res`. No route for
+     * the path: 404; the path has routes for other methods only: 405 with an Allow header (the
+     * catch-all OPTIONS route does not count); a method outside HTTP's usual seven: 501.
+     */
     void handle(httplib::Request &req, httplib::Response &res) const;
     /** The overload answer for `req` (503 when no handler is set), then the error body. */
     void refuse(const httplib::Request &req, httplib::Response &res) const;

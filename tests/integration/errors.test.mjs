@@ -133,6 +133,24 @@ test("an unknown endpoint is a 404 in the caller's API shape: Ollama under /api/
   assert.equal(a.error.type, 'not_found_error');
 });
 
+test("a path's wrong method is a 405 naming the allowed ones; an unknown method a 501; both in the caller's API shape", async () => {
+  const wrong = await fetch(server.url + '/v1/chat/completions', { method: 'PATCH' });
+  const w = { status: wrong.status, type: wrong.headers.get('content-type') ?? '', text: await wrong.text() };
+  const e = assertOpenAIError(w, 405, { code: 'method_not_allowed' });
+  assert.equal(wrong.headers.get('allow'), 'POST');
+  assert.match(e.message, /PATCH is not allowed on \/v1\/chat\/completions \(allowed: POST\)/);
+  // /v1/models is GET only: a POST there is a 405 too, not a 404.
+  assert.equal((await post('/v1/models', {})).status, 405);
+  const unknown = await fetch(server.url + '/v1/chat/completions', { method: 'FOO' });
+  const u = { status: unknown.status, type: unknown.headers.get('content-type') ?? '', text: await unknown.text() };
+  assert.match(assertOpenAIError(u, 501, { code: 'unsupported_method' }).message, /FOO is not supported/);
+  const o = await fetch(server.url + '/api/chat', { method: 'FOO' });
+  assert.equal(o.status, 501);
+  assert.match((await o.json()).error, /FOO is not supported/);
+  // An unknown path is still a 404 whatever the method.
+  assert.equal((await fetch(server.url + '/v1/nothing-here', { method: 'PATCH' })).status, 404);
+});
+
 test('the connection stays usable after an error response (keep-alive)', async () => {
   for (let i = 0; i < 3; i++) {
     assertOpenAIError(await post('/v1/chat/completions', '{bad'), 400, {});
