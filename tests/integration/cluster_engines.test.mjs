@@ -142,7 +142,9 @@ test('cluster: a session moved from a llama.cpp guest to a scripted-engine guest
   // After it: the scripted engine's text (token k of its reply onwards), not llama.cpp's.
   const after = out.texts.slice(k).join('');
   assert.notEqual(after, ref.texts.slice(k).join(''), 'another engine continued');
-  assert.match(after, /wave\d+/);
+  // The scripted reply from token k on: a piece of its words (a move near the end, when the
+  // guest ran far ahead of this reader, leaves only a token or two of one word).
+  assert.ok(after.length > 0 && words.includes(after), `the scripted engine's words: ${JSON.stringify(after)}`);
   assert.match(head.log(), /worker lost at token \d+; resuming/);
 });
 
