@@ -23,8 +23,7 @@ void send_error(httplib::Response &res, flavor f, const api_error &e) {
     sf::send_error(res, f == flavor::OPENAI ? api_dialect::OPENAI : api_dialect::OLLAMA, e);
 }
 
-void handle(const std::string &body, httplib::Response &res, const openai_route_context &rc,
-            flavor f) {
+void handle(const std::string &body, httplib::Response &res, const route_context &rc, flavor f) {
     const auto t0 = std::chrono::steady_clock::now();
     embed_job job;
     api_error err;
@@ -74,8 +73,8 @@ void handle(const std::string &body, httplib::Response &res, const openai_route_
 
 }  // namespace
 
-void register_embed_routes(http_router &svr, openai_route_context ctx) {
-    auto rc = std::make_shared<const openai_route_context>(std::move(ctx));
+void register_embed_routes(http_router &svr, route_context ctx) {
+    auto rc = std::make_shared<const route_context>(std::move(ctx));
     const std::pair<const char *, flavor> routes[] = {{"/v1/embeddings", flavor::OPENAI},
                                                       {"/api/embed", flavor::OLLAMA_EMBED},
                                                       {"/api/embeddings", flavor::OLLAMA_LEGACY}};

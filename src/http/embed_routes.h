@@ -4,12 +4,12 @@
 // legacy endpoint's are not (as Ollama returns them).
 #pragma once
 
-#include "http/openai_routes.h"
+#include "http/route_context.h"
 
 namespace sf {
 
 class http_router;
 
-void register_embed_routes(http_router &svr, openai_route_context ctx);
+void register_embed_routes(http_router &svr, route_context ctx);
 
 }  // namespace sf

@@ -15,13 +15,6 @@ struct Response;
 
 namespace sf {
 
-/** Whose error shape a client expects. */
-enum class api_dialect {
-    OPENAI,     // {"error": {"message", "type", "param", "code"}} (also Responses, sessions)
-    ANTHROPIC,  // {"type": "error", "error": {"type", "message"}}
-    OLLAMA,     // {"error": "message"}
-};
-
 /**
  * The dialect of `req`: Anthropic for /v1/messages… or any request with an anthropic-version
  * header (Anthropic's SDKs and Claude Code send it), Ollama for /api/…, else OpenAI.

@@ -150,7 +150,7 @@ void http_server::register_routes() {
     register_status_routes(svr, sessions_, opts_.model_id, opts_.model_path, conn_stats_);
     if (!opts_.state_dir.empty()) register_store_routes(svr, opts_.state_dir);
 
-    openai_route_context rc;
+    route_context rc;
     rc.sessions       = &sessions_;
     rc.model_ok       = [this](const std::string &n) { return model_matches(n); };
     rc.model_id       = opts_.model_id;

@@ -14,7 +14,7 @@ namespace {
 
 // One log line per substituted name.
 void log_substitution(const std::string &asked, const std::string &served) {
-    if (!first_sighting("model:" + asked)) return;
+    if (!log::first_sighting("model:" + asked)) return;
     SF_LOG_INFO("http",
                 "model '%s' is not served here: answering with '%s' "
                 "(superfluid serve --strict-model-names refuses such requests)",
@@ -22,7 +22,7 @@ void log_substitution(const std::string &asked, const std::string &served) {
 }
 
 // The pulled model `name` designates, if any (the served one may be among them).
-std::optional<models::model_entry> pulled(const openai_route_context &rc, const std::string &name) {
+std::optional<models::model_entry> pulled(const route_context &rc, const std::string &name) {
     if (rc.state_dir.empty()) return std::nullopt;
     models::store_options so;
     so.state_dir = rc.state_dir;
@@ -31,7 +31,7 @@ std::optional<models::model_entry> pulled(const openai_route_context &rc, const 
 
 }  // namespace
 
-bool serves_model(const openai_route_context &rc, const std::string &name, bool ollama) {
+bool serves_model(const route_context &rc, const std::string &name, bool ollama) {
     if (rc.model_ok(name)) return true;
     if (!ollama) return false;
     const auto colon = name.rfind(':');
@@ -39,7 +39,7 @@ bool serves_model(const openai_route_context &rc, const std::string &name, bool 
            rc.model_ok(name.substr(0, colon));
 }
 
-bool resolve_model(const openai_route_context &rc, std::string &model, httplib::Response &res,
+bool resolve_model(const route_context &rc, std::string &model, httplib::Response &res,
                    std::string &message, bool ollama) {
     if (model.empty()) {
         model = rc.model_id;

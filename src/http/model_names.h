@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "http/openai_routes.h"
+#include "http/route_context.h"
 
 namespace httplib {
 struct Response;
@@ -25,7 +25,7 @@ namespace sf {
 inline constexpr const char *k_model_substituted_header = "X-Superfluid-Model-Substituted";
 
 /** True when `name` designates the served model; `ollama`: "<name>:latest" does too. */
-bool serves_model(const openai_route_context &rc, const std::string &name, bool ollama);
+bool serves_model(const route_context &rc, const std::string &name, bool ollama);
 
 /**
  * Resolves the request's `model` in place. True: the served model answers, and `model` is the
@@ -34,7 +34,7 @@ bool serves_model(const openai_route_context &rc, const std::string &name, bool 
  * own shape with `message` (a pulled model that is not served, or any unknown name under
  * --strict-model-names). `ollama`: Ollama's naming and wording.
  */
-bool resolve_model(const openai_route_context &rc, std::string &model, httplib::Response &res,
+bool resolve_model(const route_context &rc, std::string &model, httplib::Response &res,
                    std::string &message, bool ollama = false);
 
 }  // namespace sf

@@ -97,7 +97,7 @@ struct model_view {
     }
 };
 
-model_view view(const openai_route_context &rc, const std::string &path) {
+model_view view(const route_context &rc, const std::string &path) {
     model_view v;
     v.name      = ollama_model_name(rc.model_id);
     v.file      = read_file_facts(path);
@@ -134,9 +134,9 @@ std::string ollama_model_name(const std::string &model_id) {
     return model_id.find(':') == std::string::npos ? model_id + ":latest" : model_id;
 }
 
-void register_ollama_model_routes(http_router &svr, openai_route_context ctx,
-                                  std::string model_path, std::string state_dir) {
-    auto rc = std::make_shared<const openai_route_context>(std::move(ctx));
+void register_ollama_model_routes(http_router &svr, route_context ctx, std::string model_path,
+                                  std::string state_dir) {
+    auto rc = std::make_shared<const route_context>(std::move(ctx));
     // Without keys any local user may ask: the model's file name, not where it lies.
     const std::string shown_path =
         rc->access->keyed() ? model_path : std::filesystem::path(model_path).filename().string();

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "http/openai_routes.h"
+#include "http/route_context.h"
 
 namespace sf {
 
@@ -14,8 +14,8 @@ class http_router;
 
 /** Registers the routes; `model_path` is the served GGUF file; /api/tags also lists the
  *  models pulled into the store whose index is under `state_dir` (none when ""). */
-void register_ollama_model_routes(http_router &svr, openai_route_context ctx,
-                                  std::string model_path, std::string state_dir = "");
+void register_ollama_model_routes(http_router &svr, route_context ctx, std::string model_path,
+                                  std::string state_dir = "");
 
 /** Ollama's display name of the served model: "<model id>:latest". */
 std::string ollama_model_name(const std::string &model_id);

@@ -9,12 +9,12 @@
 // retrievable (404); previous_response_id and conversations are not served.
 #pragma once
 
-#include "http/openai_routes.h"
+#include "http/route_context.h"
 
 namespace sf {
 
 class http_router;
 
-void register_responses_routes(http_router &svr, openai_route_context ctx);
+void register_responses_routes(http_router &svr, route_context ctx);
 
 }  // namespace sf

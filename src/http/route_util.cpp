@@ -41,41 +41,6 @@ bool apply_priority(const httplib::Request &req, const priority_config &cfg,
     return true;
 }
 
-bool first_sighting(const std::string &key) {
-    static std::mutex mu;
-    static std::set<std::string> seen;
-    std::lock_guard<std::mutex> lock(mu);
-    return seen.size() < 256 && seen.insert(key).second;
-}
-
-int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-bool wait_for_session(session &s, const httplib::Request &req, std::string &text,
-                      session_event &fin_out) {
-    size_t cursor   = 0;
-    auto last_check = std::chrono::steady_clock::now();
-    for (;;) {
-        std::vector<session_event> evs;
-        std::optional<session_event> fin;
-        bool got = s.read(cursor, evs, fin, std::chrono::milliseconds(100));
-        if (client_gone(req, last_check)) {
-            s.cancel();
-            return false;
-        }
-        if (!got) continue;
-        for (const auto &ev : evs) text += ev.text;
-        cursor += evs.size();
-        if (!fin) continue;
-        text += fin->text;
-        fin_out = std::move(*fin);
-        return true;
-    }
-}
-
 void cancel_and_wait(session &s) {
     if (s.finished()) return;
     s.cancel();

@@ -1,5 +1,5 @@
-// Helpers every API's routes share: reading a body whatever its Content-Type, noticing a
-// client that went away, and mapping a session start failure to an HTTP status.
+// Helpers every API route shares: reading a body whatever its Content-Type, noticing a client
+// that went away, the request's priority class, cancelling a session and waiting for its end.
 #pragma once
 
 #include <chrono>
@@ -55,24 +55,8 @@ bool apply_priority(const httplib::Request &req, const priority_config &cfg,
                     const std::string &secret, generate_request &greq, httplib::Response &res,
                     api_error &err);
 
-/**
- * True the first time `key` is seen in this process (at most 256 keys are kept, then false):
- * for log lines said once, not on every request.
- */
-bool first_sighting(const std::string &key);
-
-/** Seconds since the Unix epoch. */
-int64_t unix_now();
-
 /** The headers api/common/priority.h reads. */
 priority_headers priority_headers_of(const httplib::Request &req);
-
-/**
- * Non-streaming: waits for the session's end, appending released text (token texts and the
- * finish's tail) to `text`. Returns false (and cancels the session) when the client left.
- */
-bool wait_for_session(session &s, const httplib::Request &req, std::string &text,
-                      session_event &fin);
 
 /**
  * Cancels `s` and waits until its end is journaled (the worker stops within a tick; at most

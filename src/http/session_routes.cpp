@@ -2,13 +2,13 @@
 
 #include <cpp-httplib/httplib.h>
 
+#include "api/anthropic/anthropic_dialect.h"
 #include "api/common/api_error.h"
 #include "api/common/session_state.h"
-#include "api/ollama/ollama_stream_encoder.h"
-#include "http/anthropic_routes.h"
+#include "api/ollama/ollama_dialect.h"
+#include "api/openai/openai_dialect.h"
+#include "api/responses/responses_run.h"
 #include "http/error_reply.h"
-#include "http/openai_routes.h"
-#include "http/responses_stream.h"
 #include "http/route_util.h"
 #include "http/router.h"
 #include "http/session_ids.h"
@@ -36,20 +36,18 @@ std::shared_ptr<session> find_or_404(session_manager &sessions, const session_ac
     return s;
 }
 
-// An Ollama session's NDJSON lines for a reader that re-attaches (its durations count from now).
-std::unique_ptr<stream_encoder> ollama_reattach_encoder(const session &s) {
-    ollama_stream_meta meta;
-    meta.model            = s.model();
-    meta.chat             = s.api() == "ollama.chat";
-    meta.prompt_tokens    = s.prompt_tokens();
-    meta.prompt_token_ids = s.prompt_token_ids();
-    ollama_stream_clock clock;
-    clock.start = clock.accepted = clock.now();
-    std::unique_ptr<chat_output_parser> parser;
-    if (ollama_templated(s.client_meta()))
-        parser =
-            std::make_unique<chat_output_parser>(s.parse_spec(), ollama_tool_call_prefix(s.id()));
-    return std::make_unique<ollama_stream_encoder>(std::move(meta), std::move(parser), clock);
+// The stream encoder of session `s`'s own API for a reader that re-attaches: Anthropic events,
+// Responses events, Ollama NDJSON lines; OpenAI chunks for the rest (text-completion chunks for
+// prompt-style APIs, chat chunks for the others; ?include_usage=true adds the usage chunk).
+std::unique_ptr<stream_encoder> reattach_encoder(const httplib::Request &req, const session &s,
+                                                 const session_manager &sessions) {
+    if (s.api() == "anthropic.messages")
+        return anthropic_session_encoder(s, sessions.shutting_down());
+    if (s.api() == "openai.responses") return responses_encoder(s);
+    if (s.api() == "ollama.chat" || s.api() == "ollama.generate") return ollama_reattach_encoder(s);
+    const bool usage =
+        req.has_param("include_usage") && req.get_param_value("include_usage") == "true";
+    return openai_session_encoder(s, session_is_chat(s), usage);
 }
 
 }  // namespace
@@ -76,21 +74,9 @@ void register_session_routes(http_router &svr, session_manager &sessions,
                     return send_error(res, api_dialect::OPENAI, bad_request(err, "Last-Event-ID"));
                 set_session_header(res, s->id());
                 // Each session in its own API's stream format (the journal records which).
-                if (s->api() == "anthropic.messages")
-                    return stream_anthropic_session(req, res, s, cursor, sessions.shutting_down());
-                if (s->api() == "openai.responses")
-                    return serve_session_stream(req, res, s, responses_encoder(*s), cursor, false);
-                if (s->api() == "ollama.chat" || s->api() == "ollama.generate")
-                    return serve_session_stream(req, res, s, ollama_reattach_encoder(*s), cursor,
-                                                false);
-                // OpenAI chunks for the rest: text-completion chunks for prompt-style APIs,
-                // chat chunks for the others.
-                const bool chat  = session_is_chat(*s);
-                const bool usage = req.has_param("include_usage") &&
-                                   req.get_param_value("include_usage") == "true";
                 // A re-attached reader never cancels the generation when it goes away.
-                stream_openai_session(req, res, s, openai_session_meta(*s, chat), chat, usage,
-                                      cursor, false);
+                serve_session_stream(req, res, s, reattach_encoder(req, *s, sessions), cursor,
+                                     false);
             });
     svr.Post(R"(/v1/sessions/([A-Za-z0-9_\-]+)/cancel)",
              [&sessions, access](const httplib::Request &req, httplib::Response &res) {

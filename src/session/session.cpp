@@ -29,7 +29,8 @@ void session::finish(session_event ev) {
 }
 
 bool session::read(size_t cursor, std::vector<session_event> &out,
-                   std::optional<session_event> &finished, std::chrono::milliseconds timeout) {
+                   std::optional<session_event> &finished,
+                   std::chrono::milliseconds timeout) const {
     std::unique_lock lk(mu_);
     cv_.wait_for(lk, timeout, [&] { return tokens_.size() > cursor || finished_.has_value(); });
     bool any = false;

@@ -91,7 +91,7 @@ class session {
      * something was copied.
      */
     bool read(size_t cursor, std::vector<session_event> &out,
-              std::optional<session_event> &finished, std::chrono::milliseconds timeout);
+              std::optional<session_event> &finished, std::chrono::milliseconds timeout) const;
     bool finished() const;
     /** Waits until at least `n` tokens were added or the session finished (pump thread). */
     void wait_tokens(size_t n);
@@ -118,7 +118,7 @@ class session {
     std::string client_;
     int64_t created_unix_ = 0;
     mutable std::mutex mu_;
-    std::condition_variable cv_;
+    mutable std::condition_variable cv_;  // readers wait on it (read() is const)
     std::vector<session_event> tokens_;
     std::chrono::steady_clock::time_point first_token_at_{};  // guarded by mu_
     std::optional<session_event> finished_;

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <mutex>
+#include <set>
 #include <string>
 
 namespace sf::log {
@@ -49,6 +51,13 @@ void write(level lvl, const char *component, const char *fmt, ...) {
     // One write(2) per line so lines from threads and processes do not interleave.
     ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
     (void)ignored;
+}
+
+bool first_sighting(const std::string &key) {
+    static std::mutex mu;
+    static std::set<std::string> seen;
+    std::lock_guard<std::mutex> lock(mu);
+    return seen.size() < 256 && seen.insert(key).second;
 }
 
 }  // namespace sf::log

@@ -3,6 +3,8 @@
 // default info. printf-style formatting (gcc 12 has no <format>).
 #pragma once
 
+#include <string>
+
 namespace sf::log {
 
 enum class level { DEBUG = 0, INFO = 1, WARN = 2, ERROR = 3 };
@@ -12,6 +14,11 @@ bool enabled(level lvl);
 /** Formats and writes one line if `lvl` is enabled. */
 void write(level lvl, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/**
+ * True the first time `key` is seen in this process (at most 256 keys are kept, then false):
+ * for log lines said once, not on every request.
+ */
+bool first_sighting(const std::string &key);
 
 }  // namespace sf::log
 

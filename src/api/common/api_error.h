@@ -10,6 +10,13 @@
 
 namespace sf {
 
+/** Whose error shape a client expects. */
+enum class api_dialect {
+    OPENAI,     // {"error": {"message", "type", "param", "code"}} (also Responses, sessions)
+    ANTHROPIC,  // {"type": "error", "error": {"type", "message"}}
+    OLLAMA,     // {"error": "message"}
+};
+
 struct api_error {
     int status       = 400;
     std::string type = "invalid_request_error";  // OpenAI error type

@@ -1,8 +1,4 @@
-#include "http/responses_stream.h"
-
-#include <cpp-httplib/httplib.h>
-
-#include "http/stream_driver.h"
+#include "api/responses/responses_run.h"
 
 namespace sf {
 
@@ -28,8 +24,7 @@ std::unique_ptr<responses_stream_encoder> responses_encoder(const session &s,
         std::make_unique<chat_output_parser>(s.parse_spec(), "call_" + s.id() + "_"), skip_through);
 }
 
-responses_run::responses_run(std::shared_ptr<session> sess)
-    : s(std::move(sess)), enc(responses_encoder(*s)) {
+responses_run::responses_run(const session &sess) : s(&sess), enc(responses_encoder(sess)) {
     (void)enc->open(false);
 }
 
@@ -51,13 +46,6 @@ nlohmann::json responses_run::object() const {
     auto obj = enc->response();
     if (!done && cursor == 0) obj["status"] = "queued";
     return obj;
-}
-
-void serve_responses_stream(const httplib::Request &req, httplib::Response &res,
-                            std::shared_ptr<session> s, int64_t skip_through,
-                            bool cancel_on_disconnect) {
-    auto enc = responses_encoder(*s, skip_through);
-    serve_session_stream(req, res, std::move(s), std::move(enc), 0, cancel_on_disconnect);
 }
 
 }  // namespace sf

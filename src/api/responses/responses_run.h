@@ -3,7 +3,8 @@
 // journaled tokens — so every reader (the creating POST, GET /v1/responses/{id} polls, a
 // re-attached stream, a reader after a head restart) sees the same events with the same
 // sequence_numbers, and the same response object. Streams go through the one generation driver
-// (http/stream_driver.h). Not thread-safe (one per reader).
+// (http/stream_driver.h); responses_run is the non-streamed reader. Not thread-safe (one per
+// reader).
 #pragma once
 
 #include <chrono>
@@ -15,11 +16,6 @@
 
 #include "api/responses/responses_stream_encoder.h"
 #include "session/session.h"
-
-namespace httplib {
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace sf {
 
@@ -39,7 +35,8 @@ std::unique_ptr<responses_stream_encoder> responses_encoder(const session &s,
 
 /** A non-streaming reader's state over one session: the response object as tokens arrive. */
 struct responses_run {
-    explicit responses_run(std::shared_ptr<session> s);
+    /** `s` outlives the run. */
+    explicit responses_run(const session &s);
 
     /** Feeds what arrived past the cursor, waiting up to `wait` when nothing is new. */
     void feed(std::chrono::milliseconds wait);
@@ -49,19 +46,10 @@ struct responses_run {
      */
     nlohmann::json object() const;
 
-    std::shared_ptr<session> s;
+    const session *s;
     std::unique_ptr<responses_stream_encoder> enc;
     size_t cursor = 0;
     bool done     = false;
 };
-
-/**
- * Streams session `s` as Responses SSE events from the start (events after `skip_through`)
- * until its terminal event. `cancel_on_disconnect`: a client that goes away cancels the
- * generation (a plain streaming POST; never a background one or a re-attach).
- */
-void serve_responses_stream(const httplib::Request &req, httplib::Response &res,
-                            std::shared_ptr<session> s, int64_t skip_through,
-                            bool cancel_on_disconnect);
 
 }  // namespace sf
