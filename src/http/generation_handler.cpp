@@ -17,19 +17,16 @@ using clock_type = std::chrono::steady_clock;
 
 // Waits for the session's end, collecting its answer. At `limit` tokens the session is
 // cancelled and the answer ends there as LENGTH (the cached count as the session has it).
-// False (the session cancelled) when the client went away.
+// False (the session cancelled) when the client went away first. What arrived is taken before
+// the client is looked at: a session the shutdown ended gets its 503 although the server's stop
+// already counts every connection as closed.
 bool collect_answer(session &s, const httplib::Request &req, int64_t limit, collected_answer &a) {
     size_t cursor   = 0;
     auto last_check = clock_type::now();
     for (;;) {
         std::vector<session_event> evs;
         std::optional<session_event> fin;
-        const bool got = s.read(cursor, evs, fin, std::chrono::milliseconds(100));
-        if (client_gone(req, last_check)) {
-            s.cancel();
-            return false;
-        }
-        if (!got) continue;
+        s.read(cursor, evs, fin, std::chrono::milliseconds(100));
         cursor += evs.size();
         for (const auto &ev : evs) {
             if (a.tokens.empty()) a.first_token = clock_type::now();
@@ -43,10 +40,15 @@ bool collect_answer(session &s, const httplib::Request &req, int64_t limit, coll
             a.fin.cached_tokens     = s.cached_tokens();
             return true;
         }
-        if (!fin) continue;
-        a.text += fin->text;
-        a.fin = std::move(*fin);
-        return true;
+        if (fin) {
+            a.text += fin->text;
+            a.fin = std::move(*fin);
+            return true;
+        }
+        if (client_gone(req, last_check)) {
+            s.cancel();
+            return false;
+        }
     }
 }
 

@@ -2,9 +2,6 @@
 
 #include <cpp-httplib/httplib.h>
 
-#include <chrono>
-
-#include "api/common/json_fields.h"
 #include "api/responses/responses_dialect.h"
 #include "api/responses/responses_run.h"
 #include "http/error_reply.h"
@@ -18,10 +15,8 @@ namespace sf {
 
 namespace {
 
-using json = nlohmann::json;
-
-void send_object(httplib::Response &res, const json &obj) {
-    res.set_content(obj.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+void send_object(httplib::Response &res, const session &s) {
+    res.set_content(responses_object_body(s), "application/json");
 }
 
 // Streams Responses session `s`'s events after sequence number `skip_through` (-1: all), from
@@ -41,8 +36,7 @@ std::shared_ptr<session> find_response(const route_context &rc, const httplib::R
     std::shared_ptr<session> s;
     if (id.rfind("resp_", 0) == 0) s = rc.sessions->find(id.substr(5));
     if (s && !rc.access->may_use(rc.access->of(req), s->client())) s = nullptr;  // another's
-    if (!s || s->api() != "openai.responses" ||
-        !fields::flag_or(responses_echo(*s), "store", false)) {
+    if (!s || s->api() != "openai.responses" || !responses_flag(*s, "store")) {
         send_error(
             res, api_dialect::OPENAI,
             api_error{404, "invalid_request_error", "No response found with id '" + id + "'.",
@@ -75,9 +69,7 @@ void handle_retrieve(const httplib::Request &req, httplib::Response &res, const 
     if (stream == "true") {
         return serve_responses_stream(req, res, s, after);
     }
-    responses_run r(*s);
-    r.feed(std::chrono::milliseconds(0));
-    send_object(res, r.object());
+    send_object(res, *s);
 }
 
 // POST /v1/responses/{id}/cancel: cancels a background response that is still running and
@@ -86,7 +78,7 @@ void handle_retrieve(const httplib::Request &req, httplib::Response &res, const 
 void handle_cancel(const httplib::Request &req, httplib::Response &res, const route_context &rc) {
     auto s = find_response(rc, req, res);
     if (!s) return;
-    if (!fields::flag_or(responses_echo(*s), "background", false)) {
+    if (!responses_flag(*s, "background")) {
         return send_error(res, api_dialect::OPENAI,
                           bad_request("Only responses created with background set to true "
                                       "can be cancelled.",
@@ -95,9 +87,8 @@ void handle_cancel(const httplib::Request &req, httplib::Response &res, const ro
     if (!s->finished()) {
         cancel_and_wait(*s);
     } else {
-        responses_run r(*s);
-        r.feed(std::chrono::milliseconds(0));
-        const std::string status = r.object()["status"];
+        std::string status;
+        (void)responses_object_body(*s, &status);
         if (status != "cancelled") {
             return send_error(res, api_dialect::OPENAI,
                               bad_request("Cannot cancel a response with status '" + status +
@@ -106,9 +97,7 @@ void handle_cancel(const httplib::Request &req, httplib::Response &res, const ro
                                           "response_id", "invalid_request"));
         }
     }
-    responses_run r(*s);
-    r.feed(std::chrono::milliseconds(0));
-    send_object(res, r.object());
+    send_object(res, *s);
 }
 
 }  // namespace

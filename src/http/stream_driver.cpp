@@ -54,7 +54,9 @@ bool step(stream_state &st, const httplib::Request &req, httplib::DataSink &sink
     std::vector<session_event> evs;
     std::optional<session_event> fin;
     const bool got = st.s->read(st.cursor, evs, fin, 100ms);
-    if (client_gone(req, st.last_check)) return false;
+    // A session that ended is written out first: the server's stop counts every connection as
+    // closed, and a stream the shutdown ended still owes its client the error and the end.
+    if (!fin && client_gone(req, st.last_check)) return false;
     if (!got) {
         if (clock_type::now() - st.last_write < k_idle) return true;
         const std::string keep_alive = st.enc->idle();

@@ -53,9 +53,7 @@ std::unique_ptr<stream_encoder> responses_generation::encoder(const session &s) 
 
 reply_body responses_generation::body(const session &s, const collected_answer &) {
     // The object from the session's events as they stand (all of them, once it ended).
-    responses_run r(s);
-    r.feed(std::chrono::milliseconds(0));
-    return {r.object().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+    return {responses_object_body(s)};
 }
 
 api_error responses_generation::failed(const session_event &fin, bool shutting_down) const {

@@ -1,5 +1,7 @@
 #include "api/responses/responses_run.h"
 
+#include "api/common/json_fields.h"
+
 namespace sf {
 
 std::string responses_id(const std::string &session_id) {
@@ -46,6 +48,18 @@ nlohmann::json responses_run::object() const {
     auto obj = enc->response();
     if (!done && cursor == 0) obj["status"] = "queued";
     return obj;
+}
+
+bool responses_flag(const session &s, const char *name) {
+    return fields::flag_or(responses_echo(s), name, false);
+}
+
+std::string responses_object_body(const session &s, std::string *status) {
+    responses_run r(s);
+    r.feed(std::chrono::milliseconds(0));
+    const auto obj = r.object();
+    if (status) *status = obj.value("status", "");
+    return obj.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace sf

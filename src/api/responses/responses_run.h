@@ -33,6 +33,15 @@ nlohmann::json responses_echo(const session &s);
 std::unique_ptr<responses_stream_encoder> responses_encoder(const session &s,
                                                             int64_t skip_through = -1);
 
+/** The echoed flag `name` ("store", "background") of a Responses session; false when absent. */
+bool responses_flag(const session &s, const char *name);
+
+/**
+ * The response object of session `s` as it stands (every event it has so far), as the JSON body
+ * of a non-streamed answer, a GET poll or a cancel; `status` gets its status alone.
+ */
+std::string responses_object_body(const session &s, std::string *status = nullptr);
+
 /** A non-streaming reader's state over one session: the response object as tokens arrive. */
 struct responses_run {
     /** `s` outlives the run. */
