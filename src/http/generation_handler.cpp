@@ -29,7 +29,7 @@ bool collect_answer(session &s, const httplib::Request &req, int64_t limit, coll
         s.read(cursor, evs, fin, std::chrono::milliseconds(100));
         cursor += evs.size();
         for (const auto &ev : evs) {
-            if (a.tokens.empty()) a.first_token = clock_type::now();
+            if (!a.first_token) a.first_token = clock_type::now();
             a.text += ev.text;
             a.tokens.push_back(ev.token);
             if (static_cast<int64_t>(a.tokens.size()) < limit) continue;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,7 @@ struct collected_answer {
     std::string text;              // released text: each token's, then the finish's tail
     std::vector<token_id> tokens;  // the answer's tokens, in order
     session_event fin;             // its end; a LENGTH end at the dialect's token_limit()
-    std::chrono::steady_clock::time_point first_token{};  // arrival of token 0 (epoch: none)
+    std::optional<std::chrono::steady_clock::time_point> first_token;  // arrival of token 0
 };
 
 /** How the creating request is answered once its session started. */

@@ -12,6 +12,7 @@
 
 #include "api/common/generation_dialect.h"
 #include "api/ollama/ollama_request.h"
+#include "api/ollama/ollama_stream_encoder.h"
 
 namespace sf {
 
@@ -39,7 +40,7 @@ class ollama_generation final : public generation_dialect {
     bool chat_;
     bool templated_ = false;  // the text goes through the chat parser (reasoning, tool calls)
     ollama_options opts_;
-    std::chrono::steady_clock::time_point start_, accepted_;
+    ollama_stream_clock clock_;  // arrival (construction) and acceptance
     int64_t limit_ = INT64_MAX;  // options.num_ctx - prompt tokens
 };
 

@@ -25,24 +25,41 @@ ollama_stream_encoder::ollama_stream_encoder(ollama_stream_meta meta,
                                              ollama_stream_clock clock)
     : meta_(std::move(meta)), parser_(std::move(parser)), clock_(std::move(clock)) {}
 
-ollama_delta ollama_stream_encoder::take(const std::string &text, bool final) {
+ollama_stats ollama_answer_stats(const ollama_stream_clock &clock, std::optional<time_point> first,
+                                 int32_t prompt_tokens, int32_t cached_tokens,
+                                 int32_t completion_tokens) {
+    const auto now = clock.now();
+    ollama_stats st;
+    st.total_ns          = ns_between(clock.start, now);
+    st.load_ns           = ns_between(clock.start, clock.accepted);
+    st.prompt_eval_ns    = ns_between(clock.accepted, first ? *first : now);
+    st.eval_ns           = first ? ns_between(*first, now) : 0;
+    st.prompt_eval_count = prompt_tokens - std::clamp(cached_tokens, 0, prompt_tokens);
+    st.eval_count        = completion_tokens;
+    return st;
+}
+
+ollama_delta ollama_split(chat_output_parser *parser, const std::string &text, bool final) {
     ollama_delta d;
-    if (!parser_) {
+    if (!parser) {
         d.content = text;
         return d;
     }
-    auto deltas = parser_->push(text);
+    auto deltas = parser->push(text);
     if (final) {
-        auto rest = parser_->finish();
+        auto rest = parser->finish();
         deltas.insert(deltas.end(), rest.begin(), rest.end());
     }
     for (const auto &x : deltas) {
         if (x.type == chat_delta::kind::REASONING) d.thinking += x.text;
         if (x.type == chat_delta::kind::CONTENT) d.content += x.text;
     }
-    // Ollama sends a tool call whole (arguments as an object), once the answer is complete.
-    if (final) d.tool_calls = parser_->message().tool_calls;
+    if (final) d.tool_calls = parser->message().tool_calls;
     return d;
+}
+
+ollama_delta ollama_stream_encoder::take(const std::string &text, bool final) {
+    return ollama_split(parser_.get(), text, final);
 }
 
 std::string ollama_stream_encoder::line(const ollama_delta &d, const ollama_done *done) const {
@@ -101,16 +118,10 @@ std::string ollama_stream_encoder::finish(const session_event &fin, const std::s
 // (generate) is the whole exchange, to be passed back for a follow-up.
 std::string ollama_stream_encoder::done_line(const std::string &reason, int32_t completion_tokens,
                                              int32_t cached_tokens) {
-    const auto now = clock_.now();
     ollama_done d;
-    d.reason               = reason;
-    d.stats.total_ns       = ns_between(clock_.start, now);
-    d.stats.load_ns        = ns_between(clock_.start, clock_.accepted);
-    d.stats.prompt_eval_ns = ns_between(clock_.accepted, got_first_ ? first_ : now);
-    d.stats.eval_ns        = got_first_ ? ns_between(first_, now) : 0;
-    d.stats.prompt_eval_count =
-        meta_.prompt_tokens - std::clamp(cached_tokens, 0, meta_.prompt_tokens);
-    d.stats.eval_count = completion_tokens;
+    d.reason = reason;
+    d.stats  = ollama_answer_stats(clock_, got_first_ ? std::optional(first_) : std::nullopt,
+                                   meta_.prompt_tokens, cached_tokens, completion_tokens);
     std::vector<token_id> context;
     if (!meta_.chat && !meta_.prompt_token_ids.empty()) {
         context = meta_.prompt_token_ids;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,25 @@ struct ollama_stream_clock {
     time_point start, accepted;
     std::function<time_point()> now = [] { return std::chrono::steady_clock::now(); };
 };
+
+/**
+ * The final line's durations and counts, as Ollama reports them: total, load (arrival →
+ * accepted), prompt_eval (accepted → `first`, the first token; until now when none came yet)
+ * and eval (first token → now), from `clock`; prompt_eval_count counts only the prompt tokens
+ * evaluated (the prefix cache supplied `cached_tokens` of them).
+ */
+ollama_stats ollama_answer_stats(const ollama_stream_clock &clock,
+                                 std::optional<ollama_stream_clock::time_point> first,
+                                 int32_t prompt_tokens, int32_t cached_tokens,
+                                 int32_t completion_tokens);
+
+/**
+ * Text released by the model as Ollama sends it: through the chat layer's `parser` (null for a
+ * raw or untemplated request: all of it is content) into thinking and content; `final` also
+ * flushes the parser and adds the whole tool calls (arguments as an object), which Ollama sends
+ * once the answer is complete. Shared by the stream encoder and the non-streamed body.
+ */
+ollama_delta ollama_split(chat_output_parser *parser, const std::string &text, bool final);
 
 class ollama_stream_encoder final : public stream_encoder {
   public:
