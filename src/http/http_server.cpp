@@ -1,7 +1,6 @@
 #include "http/http_server.h"
 
 #include <cpp-httplib/httplib.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -24,8 +23,6 @@
 #include "util/log.h"
 
 namespace sf {
-
-using json = nlohmann::json;
 
 http_server::http_server(session_manager &sessions, http_options opts)
     : sessions_(sessions), opts_(std::move(opts)), svr_(std::make_unique<http_router>()) {

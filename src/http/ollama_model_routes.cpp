@@ -3,23 +3,19 @@
 #include <cpp-httplib/httplib.h>
 #include <openssl/sha.h>
 #include <sys/stat.h>
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 
-#include "api/common/json_fields.h"
-#include "api/ollama/ollama_response.h"
+#include "api/ollama/ollama_models.h"
+#include "api/superfluid/status_view.h"
 #include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/router.h"
-#include "http/status_view.h"
 #include "http/store_routes.h"
 
 namespace sf {
-
-using json = nlohmann::json;
 
 namespace {
 
@@ -52,80 +48,13 @@ file_facts read_file_facts(const std::string &path) {
     return f;
 }
 
-// "42.3M", "7.6B": Ollama's parameter_size.
-std::string human_params(uint64_t n) {
-    char buf[32];
-    if (n >= 1000000000ull)
-        snprintf(buf, sizeof buf, "%.1fB", n / 1e9);
-    else if (n >= 1000000ull)
-        snprintf(buf, sizeof buf, "%.1fM", n / 1e6);
-    else
-        snprintf(buf, sizeof buf, "%.1fK", n / 1e3);
-    return buf;
-}
-
-// llama.cpp's "Q4_K - Medium" → Ollama's "Q4_K_M".
-std::string quant_level(std::string ft) {
-    auto dash = ft.find(" - ");
-    if (dash == std::string::npos) return ft;
-    std::string size = ft.substr(dash + 3), suffix;
-    for (size_t i = 0; i < size.size(); ++i) {
-        if (i == 0 || size[i - 1] == ' ') suffix += static_cast<char>(std::toupper(size[i]));
-    }
-    return ft.substr(0, dash) + "_" + suffix;
-}
-
-// Everything the listings say about the served model.
-struct model_view {
-    std::string name;
-    file_facts file;
-    model_description info;
-    bool have_info = false;
-
-    json details() const {
-        const std::string fam = info.architecture;
-        return {{"parent_model", ""},
-                {"format", "gguf"},
-                {"family", fam},
-                {"families", fam.empty() ? json(nullptr) : json::array({fam})},
-                {"parameter_size", have_info ? human_params(info.n_params) : ""},
-                {"quantization_level", quant_level(info.file_type)}};
-    }
-    json listing() const {
-        return {{"name", name},      {"model", name},         {"modified_at", file.modified_at},
-                {"size", file.size}, {"digest", file.digest}, {"details", details()}};
-    }
-};
-
-model_view view(const route_context &rc, const std::string &path) {
-    model_view v;
-    v.name      = ollama_model_name(rc.model_id);
-    v.file      = read_file_facts(path);
-    v.have_info = rc.sessions->model_info(v.info);
-    return v;
-}
-
-// GGUF metadata as /api/show's model_info: numbers as numbers, the rest as strings.
-json model_info_json(const model_description &info) {
-    json mi = json::object();
-    for (const auto &[k, v] : info.metadata) {
-        json num = json::parse(v, nullptr, false);
-        mi[k]    = !num.is_discarded() && (num.is_number() || num.is_boolean()) ? num : json(v);
-    }
-    mi["general.parameter_count"] = info.n_params;
-    return mi;
-}
-
-// What the chat template can do, read from its source (Ollama derives capabilities from
-// its template's variables the same way).
-json capabilities(const std::string &tmpl) {
-    json caps = json::array({"completion"});
-    if (tmpl.find("tools") != std::string::npos) caps.push_back("tools");
-    if (tmpl.find("<think>") != std::string::npos ||
-        tmpl.find("enable_thinking") != std::string::npos ||
-        tmpl.find("reasoning_content") != std::string::npos)
-        caps.push_back("thinking");
-    return caps;
+// The served model's entry: its file's facts and, once the worker reports it, its description.
+ollama_model_entry served_entry(const route_context &rc, const std::string &path,
+                                model_description &info, bool &have_info) {
+    have_info          = rc.sessions->model_info(info);
+    const file_facts f = read_file_facts(path);
+    return ollama_entry(ollama_model_name(rc.model_id), f.size, f.modified_at, f.digest,
+                        have_info ? &info : nullptr);
 }
 
 }  // namespace
@@ -155,70 +84,59 @@ void register_ollama_model_routes(http_router &svr, route_context ctx, std::stri
 
     // The served model first, then the other models pulled into the store.
     svr.Get("/api/tags", [rc, path, state_dir](const httplib::Request &, httplib::Response &res) {
-        json models = json::array({view(*rc, *path).listing()});
+        model_description info;
+        bool have_info = false;
+        std::vector<ollama_model_entry> models{served_entry(*rc, *path, info, have_info)};
         if (!state_dir.empty())
-            for (auto &m : pulled_model_tags(state_dir, rc->model_id)) models.push_back(m);
-        res.set_content(fields::dump_json({{"models", models}}), "application/json");
+            for (auto &m : pulled_model_entries(state_dir, rc->model_id)) models.push_back(m);
+        res.set_content(ollama_tags_body(models), "application/json");
     });
 
-    svr.Post(
-        "/api/show", [rc, path, shown_path](const httplib::Request &req, httplib::Response &res) {
-            json j;
-            api_error err;
-            if (!fields::parse_object(req.body, j, err))
-                return send_error(res, api_dialect::OLLAMA, 400, err.message);
-            std::string name;
-            if (!fields::string(j, "model", name, err) ||
-                (name.empty() && !fields::string(j, "name", name, err)))
-                return send_error(res, api_dialect::OLLAMA, 400, err.message);
-            if (name.empty()) return send_error(res, api_dialect::OLLAMA, 400, "model is required");
-            std::string why;
-            if (!resolve_model(*rc, name, res, why, true))
-                return send_error(res, api_dialect::OLLAMA, 404, why);
-            model_view v = view(*rc, *path);
-            if (!v.have_info)
-                return send_error(res, api_dialect::OLLAMA, 503,
-                                  "the model is not loaded yet; retry shortly");
-            const std::string &tmpl = v.info.chat_template;
-            json body               = {
-                              {"modelfile", "# Modelfile generated by superfluid\nFROM " + shown_path + "\n"},
-                              {"parameters", ""},
-                              {"template", tmpl},
-                              {"details", v.details()},
-                              {"model_info", model_info_json(v.info)},
-                              {"capabilities", capabilities(tmpl)},
-                              {"modified_at", v.file.modified_at}};
-            res.set_content(fields::dump_json(body), "application/json");
-        });
+    svr.Post("/api/show",
+             [rc, path, shown_path](const httplib::Request &req, httplib::Response &res) {
+                 std::string name;
+                 bool stream = true;
+                 api_error err;
+                 if (!parse_ollama_model_request(req.body, name, stream, err))
+                     return send_error(res, api_dialect::OLLAMA, 400, err.message);
+                 std::string why;
+                 if (!resolve_model(*rc, name, res, why, true))
+                     return send_error(res, api_dialect::OLLAMA, 404, why);
+                 model_description info;
+                 bool have_info = false;
+                 const auto m   = served_entry(*rc, *path, info, have_info);
+                 if (!have_info)
+                     return send_error(res, api_dialect::OLLAMA, 503,
+                                       "the model is not loaded yet; retry shortly");
+                 res.set_content(ollama_show_body(m, info, shown_path), "application/json");
+             });
 
     // Ollama's running-model list plus Superfluid's worker and sessions (superfluid ps).
     svr.Get("/api/ps", [rc, path, shown_path](const httplib::Request &req, httplib::Response &res) {
         session_manager &sessions = *rc->sessions;
-        auto h                    = sessions.health();
+        const auto h              = sessions.health();
         // A session's id only to who made it (with keys) or an admin (http/session_access.h).
         const auto caller = rc->access->of(req);
-        json sess         = running_sessions_json(sessions, [&](const std::string &owner) {
+        const auto rows   = running_sessions_json(sessions, [&](const std::string &owner) {
             return rc->access->may_list(caller, owner);
         });
-        model_view v      = view(*rc, *path);
-        json model        = v.listing();
-        // Never unloaded: Ollama shows a keep_alive of -1 as an expiry far in the future.
-        model["expires_at"]     = "2318-01-01T00:00:00Z";
-        model["size_vram"]      = 0;
-        model["context_length"] = h.status.n_ctx;
-        model["path"]           = shown_path;
-        model["parallel"]       = h.status.n_parallel;
-        model["kv_cache"]       = {{"type_k", h.status.cache_type_k},
-                                   {"type_v", h.status.cache_type_v},
-                                   {"bytes_per_token", h.status.kv_bytes_per_token}};
-        model["speculation"]    = {{"drafted_tokens", h.status.spec_drafted_tokens},
-                                   {"accepted_tokens", h.status.spec_accepted_tokens}};
-        const auto w            = sessions.worker_stats();
-        model["worker"]         = {{"ready", h.reachable && h.status.ready}, {"starts", w.starts}};
-        if (rc->access->keyed())
-            model["worker"]["pid"] = w.pid;  // a process id only to key holders
-        res.set_content(fields::dump_json({{"models", json::array({model})}, {"sessions", sess}}),
-                        "application/json");
+        model_description info;
+        bool have_info = false;
+        ollama_running_model r;
+        r.entry              = served_entry(*rc, *path, info, have_info);
+        r.path               = shown_path;
+        r.context_length     = h.status.n_ctx;
+        r.parallel           = h.status.n_parallel;
+        r.cache_type_k       = h.status.cache_type_k;
+        r.cache_type_v       = h.status.cache_type_v;
+        r.kv_bytes_per_token = h.status.kv_bytes_per_token;
+        r.drafted_tokens     = h.status.spec_drafted_tokens;
+        r.accepted_tokens    = h.status.spec_accepted_tokens;
+        r.ready              = h.reachable && h.status.ready;
+        const auto w         = sessions.worker_stats();
+        r.starts             = w.starts;
+        if (rc->access->keyed()) r.pid = w.pid;  // a process id only to key holders
+        res.set_content(ollama_ps_body({r}, rows), "application/json");
     });
 }
 

@@ -1,24 +1,11 @@
 #include "http/session_access.h"
 
 #include <cpp-httplib/httplib.h>
-#include <openssl/sha.h>
 
 #include "api/common/client_identity.h"
 #include "http/route_util.h"
 
 namespace sf {
-
-std::string session_ref(const std::string &id) {
-    unsigned char d[SHA256_DIGEST_LENGTH];
-    SHA256(reinterpret_cast<const unsigned char *>(id.data()), id.size(), d);
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    for (int i = 0; i < 8; ++i) {
-        out += digits[d[i] >> 4];
-        out += digits[d[i] & 15];
-    }
-    return out;
-}
 
 session_access::session_access(bool keyed, const std::vector<std::string> &admin_keys,
                                std::string identity_secret)

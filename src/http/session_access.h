@@ -7,8 +7,9 @@
 //   * with keys, using a session needs its id and the key that made it, or an admin key
 //     (--admin-key); a listing shows a session's id to the caller whose key made it and to
 //     admin key holders.
-// Every row keeps a reference that grants nothing (session_ref: a hash of the id, which whoever
-// holds the id can compute to find its own session). Immutable after construction: any thread.
+// Every row keeps a reference that grants nothing (session_ref in api/superfluid/status_view.h:
+// a hash of the id, which whoever holds the id can compute to find its own session). Immutable
+// after construction: any thread.
 #pragma once
 
 #include <string>
@@ -21,9 +22,6 @@ struct Request;
 }
 
 namespace sf {
-
-/** A listing's handle of session `id`: 16 hex digits of SHA-256(id); it grants no access. */
-std::string session_ref(const std::string &id);
 
 class session_access {
   public:

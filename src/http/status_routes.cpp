@@ -3,25 +3,17 @@
 #include "http/router.h"
 
 #include <cpp-httplib/httplib.h>
-#include <nlohmann/json.hpp>
 
+#include "api/anthropic/anthropic_models.h"
+#include "api/openai/openai_models.h"
+#include "api/superfluid/status_view.h"
 #include "core/priority.h"
 #include "http/error_reply.h"
-#include "http/status_view.h"
 #include "util/proc_memory.h"
 
 namespace sf {
 
-using json = nlohmann::json;
-
 namespace {
-
-// {"interactive": n, "normal": n, "batch": n} from counts indexed by class.
-json by_class(const int32_t (&counts)[k_classes]) {
-    json out = json::object();
-    for (int c = 0; c < k_classes; ++c) out[k_class_names[c]] = counts[c];
-    return out;
-}
 
 // Prometheus text exposition, one metric family at a time.
 class prometheus_text {
@@ -32,7 +24,7 @@ class prometheus_text {
     }
     void sample(const char *name, double v, const std::string &labels = "") {
         out_ += std::string("superfluid:") + name + (labels.empty() ? "" : "{" + labels + "}") +
-                " " + json(v).dump() + "\n";
+                " " + metric_number(v) + "\n";
     }
     void metric(const char *name, const char *type, const char *help, double v) {
         family(name, type, help);
@@ -188,57 +180,22 @@ void register_status_routes(http_router &svr, session_manager &sessions,
                             const std::string &model_id, const std::string & /*model_path*/,
                             std::shared_ptr<connection_stats> connections) {
     svr.Get("/health", [&sessions](const httplib::Request &, httplib::Response &res) {
-        auto h     = sessions.health();
-        bool ready = h.reachable && h.status.ready;
-        res.status = ready ? 200 : 503;
-        json body  = {{"status", ready ? "ok" : h.reachable ? "loading" : "unavailable"}};
-        res.set_content(body.dump(), "application/json");
+        const auto h = sessions.health();
+        res.status   = h.reachable && h.status.ready ? 200 : 503;
+        res.set_content(health_body(h), "application/json");
     });
 
     // Cluster mode (issue #17): the nodes sessions are placed on (`superfluid nodes`).
     svr.Get("/api/nodes", [&sessions](const httplib::Request &, httplib::Response &res) {
-        json nodes = json::array();
-        for (const auto &n : sessions.nodes())
-            nodes.push_back({{"name", n.name},
-                             {"address", n.address},
-                             {"state", n.state},
-                             {"message", n.message},
-                             {"model_fingerprint", n.model_fingerprint},
-                             {"tokenizer_fingerprint", n.tokenizer_fingerprint},
-                             {"slots", n.slots},
-                             {"running", n.running},
-                             {"placed_total", n.placed_total},
-                             {"certificate_serial", n.certificate_serial},
-                             {"last_seen_s", n.last_seen_s},
-                             {"engine", n.engine},
-                             {"model", n.model_name},
-                             {"running_by_class", by_class(n.running_by_class)},
-                             {"kv_cells", n.kv_cells},
-                             {"kv_bytes_per_token", n.kv_bytes_per_token},
-                             {"cache_hit_rate", n.cache_hit_rate},
-                             {"cached_tokens", n.cached_tokens}});
-        res.set_content(json{{"nodes", nodes}}.dump(), "application/json");
+        res.set_content(nodes_body(sessions.nodes()), "application/json");
     });
 
-    // The shape the caller expects: Anthropic's (type/display_name/created_at, has_more) for
-    // clients that send anthropic-version, OpenAI's otherwise.
+    // The shape the caller expects: Anthropic's for clients that send anthropic-version,
+    // OpenAI's otherwise.
     svr.Get("/v1/models", [model_id](const httplib::Request &req, httplib::Response &res) {
-        if (dialect_of(req) == api_dialect::ANTHROPIC) {
-            json model = {{"type", "model"},
-                          {"id", model_id},
-                          {"display_name", model_id},
-                          {"created_at", "1970-01-01T00:00:00Z"}};
-            res.set_content(json{{"data", json::array({model})},
-                                 {"has_more", false},
-                                 {"first_id", model_id},
-                                 {"last_id", model_id}}
-                                .dump(),
-                            "application/json");
-            return;
-        }
-        json model = {
-            {"id", model_id}, {"object", "model"}, {"created", 0}, {"owned_by", "superfluid"}};
-        res.set_content(json{{"object", "list"}, {"data", json::array({model})}}.dump(),
+        const std::vector<std::string> ids{model_id};
+        res.set_content(dialect_of(req) == api_dialect::ANTHROPIC ? anthropic_models_body(ids)
+                                                                  : openai_models_body(ids),
                         "application/json");
     });
 

@@ -1,43 +1,33 @@
 #include "http/store_routes.h"
 
 #include <cpp-httplib/httplib.h>
-#include <nlohmann/json.hpp>
 
 #include <ctime>
 #include <filesystem>
 #include <memory>
 
-#include "api/common/json_fields.h"
+#include "api/ollama/ollama_models.h"
+#include "api/ollama/ollama_response.h"
 #include "http/router.h"
 #include "models/model_store.h"
 #include "util/log.h"
 
 namespace sf {
 
-using json = nlohmann::json;
-
 namespace {
 
 void ollama_error(httplib::Response &res, int status, const std::string &message) {
     res.status = status;
-    res.set_content(json{{"error", message}}.dump(), "application/json");
+    res.set_content(ollama_error_body(message), "application/json");
 }
 
-// The model name from an Ollama request body ("model", or the older "name"); "" if absent.
-bool read_model(const httplib::Request &req, httplib::Response &res, json &body,
-                std::string &model) {
+// The model a request names and its "stream" flag; false after answering a 400.
+bool read_model(const httplib::Request &req, httplib::Response &res, std::string &model,
+                bool &stream) {
     api_error err;
-    if (!fields::parse_object(req.body, body, err)) {
-        ollama_error(res, 400, err.message);
-        return false;
-    }
-    for (const char *key : {"model", "name"})
-        if (body.contains(key) && body[key].is_string()) model = body[key].get<std::string>();
-    if (model.empty()) {
-        ollama_error(res, 400, "model is required");
-        return false;
-    }
-    return true;
+    if (parse_ollama_model_request(req.body, model, stream, err)) return true;
+    ollama_error(res, 400, err.message);
+    return false;
 }
 
 int http_status(models::pull_status s) {
@@ -58,9 +48,8 @@ struct pull_stream {
     std::string last_file;
     uint64_t last_sent = 0;
 
-    void line(const json &j) {
+    void line(const std::string &s) {
         if (client_gone) return;
-        std::string s = j.dump() + "\n";
         if (!sink->write(s.data(), s.size())) client_gone = true;
     }
     void progress(const models::repo_file &f, uint64_t done) {
@@ -70,19 +59,17 @@ struct pull_stream {
         last_file          = f.path;
         last_sent          = done;
         std::string digest = "sha256:" + f.etag();
-        line({{"status", "downloading " + digest},
-              {"digest", digest},
-              {"total", f.size},
-              {"completed", done}});
+        line(ollama_progress_line(digest, f.size, done));
     }
 };
 
 }  // namespace
 
-json pulled_model_tags(const std::string &state_dir, const std::string &exclude) {
+std::vector<ollama_model_entry> pulled_model_entries(const std::string &state_dir,
+                                                     const std::string &exclude) {
     models::store_options so;
     so.state_dir = state_dir;
-    json out     = json::array();
+    std::vector<ollama_model_entry> out;
     for (const auto &m : models::model_store(so).list()) {
         if (m.name == exclude) continue;
         char when[40];
@@ -91,19 +78,10 @@ json pulled_model_tags(const std::string &state_dir, const std::string &exclude)
         gmtime_r(&t, &tm);
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
         std::error_code ec;  // the snapshot entry links to blobs/<sha256>
-        std::string blob = std::filesystem::read_symlink(m.path, ec).filename().string();
-        out.push_back({{"name", m.name},
-                       {"model", m.name},
-                       {"modified_at", when},
-                       {"size", m.size},
-                       {"digest", blob},
-                       {"details",
-                        {{"parent_model", ""},
-                         {"format", "gguf"},
-                         {"family", ""},
-                         {"families", nullptr},
-                         {"parameter_size", ""},
-                         {"quantization_level", m.quant}}}});
+        std::string blob     = std::filesystem::read_symlink(m.path, ec).filename().string();
+        ollama_model_entry e = ollama_entry(m.name, m.size, when, blob, nullptr);
+        e.quantization_level = m.quant;
+        out.push_back(std::move(e));
     }
     return out;
 }
@@ -114,21 +92,21 @@ void register_store_routes(http_router &svr, const std::string &state_dir) {
     auto st      = std::make_shared<models::model_store>(so);
 
     svr.Post("/api/pull", [st](const httplib::Request &req, httplib::Response &res) {
-        json body;
         std::string model;
-        if (!read_model(req, res, body, model)) return;
+        bool stream = true;
+        if (!read_model(req, res, model, stream)) return;
         auto ref = models::parse_model_ref(model);
         if (!ref) {
             ollama_error(res, 400,
                          "\"" + model + "\" is not a hub model name (org/repo[:TAG][@rev])");
             return;
         }
-        if (!fields::flag_or(body, "stream", true)) {
+        if (!stream) {
             models::model_entry e;
             std::string error;
             auto s = st->pull(*ref, {}, e, error);
             if (s != models::pull_status::OK) return ollama_error(res, http_status(s), error);
-            res.set_content(json{{"status", "success"}}.dump(), "application/json");
+            res.set_content(ollama_status_line("success"), "application/json");
             return;
         }
         res.set_chunked_content_provider(
@@ -136,7 +114,7 @@ void register_store_routes(http_router &svr, const std::string &state_dir) {
                 pull_stream out;
                 out.sink = &sink;
                 models::pull_events ev;
-                ev.status     = [&](const std::string &s) { out.line({{"status", s}}); };
+                ev.status     = [&](const std::string &s) { out.line(ollama_status_line(s)); };
                 ev.progress   = [&](const models::repo_file &f, uint64_t d) { out.progress(f, d); };
                 ev.keep_going = [&] { return !out.client_gone && sink.is_writable(); };
                 models::model_entry e;
@@ -144,7 +122,7 @@ void register_store_routes(http_router &svr, const std::string &state_dir) {
                 auto s = st->pull(r, ev, e, error);
                 if (s != models::pull_status::OK) {
                     SF_LOG_WARN("http", "/api/pull %s: %s", model.c_str(), error.c_str());
-                    out.line({{"error", error}});
+                    out.line(ollama_error_line(error));
                 }
                 sink.done();
                 return true;
@@ -152,9 +130,9 @@ void register_store_routes(http_router &svr, const std::string &state_dir) {
     });
 
     svr.Delete("/api/delete", [st](const httplib::Request &req, httplib::Response &res) {
-        json body;
         std::string model;
-        if (!read_model(req, res, body, model)) return;
+        bool stream = true;
+        if (!read_model(req, res, model, stream)) return;
         uint64_t freed = 0;
         std::string error;
         if (!st->remove(model, freed, error)) return ollama_error(res, 404, error);

@@ -10,9 +10,10 @@
 // model endpoints and live with the Ollama API routes.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
+#include <vector>
+
+#include "api/ollama/ollama_models.h"
 
 namespace sf {
 
@@ -22,10 +23,11 @@ class http_router;
 void register_store_routes(http_router &svr, const std::string &state_dir);
 
 /**
- * The pulled models as Ollama /api/tags entries (name, model, modified_at = when pulled, size,
- * digest = the first file's SHA-256, details.format/quantization_level), leaving out the model
- * named `exclude` (the served one, listed by the Ollama routes themselves).
+ * The pulled models as Ollama /api/tags entries (name, size, modified_at = when pulled,
+ * digest = the first file's SHA-256, quantization_level), leaving out the model named `exclude`
+ * (the served one, listed by the Ollama routes themselves).
  */
-nlohmann::json pulled_model_tags(const std::string &state_dir, const std::string &exclude);
+std::vector<ollama_model_entry> pulled_model_entries(const std::string &state_dir,
+                                                     const std::string &exclude);
 
 }  // namespace sf

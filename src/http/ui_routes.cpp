@@ -6,10 +6,10 @@
 #include <memory>
 #include <thread>
 
+#include "api/superfluid/ui_snapshot.h"
 #include "http/route_util.h"
 #include "http/router.h"
 #include "http/ui_page.h"
-#include "http/ui_snapshot.h"
 
 namespace sf {
 

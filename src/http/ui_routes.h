@@ -1,7 +1,7 @@
 // The web page (issue #22): GET /ui, one self-contained HTML page (src/http/ui/index.html,
 // embedded in the binary), and GET /ui/events, Server-Sent Events carrying one status
-// snapshot (http/ui_snapshot.h) per second while the page is open. The page's chat pane uses
-// the public APIs (/v1/chat/completions, /v1/sessions/{id}/events); `/` stays Ollama's.
+// snapshot (api/superfluid/ui_snapshot.h) per second while the page is open. The page's chat pane
+// uses the public APIs (/v1/chat/completions, /v1/sessions/{id}/events); `/` stays Ollama's.
 // Threads: each open /ui/events stream holds one HTTP handler thread (at most
 // kMaxUiStreams at once; more are answered 503); the snapshot source is shared by all.
 #pragma once

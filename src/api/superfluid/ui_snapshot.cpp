@@ -1,9 +1,9 @@
-#include "http/ui_snapshot.h"
+#include "api/superfluid/ui_snapshot.h"
 
 #include <algorithm>
 #include <thread>
 
-#include "http/status_view.h"
+#include "api/superfluid/status_view.h"
 
 namespace sf {
 

@@ -1,6 +1,6 @@
 // What the /ui page shows, as one JSON snapshot: running sessions, queues per class, tick
 // counters, batch composition, prefix cache, worker. Built from the same figures as /api/ps
-// and /metrics (http/status_view.h).
+// and /metrics (api/superfluid/status_view.h). JSON stays in api/: http/ui_routes serves it.
 // Threads: any HTTP handler thread may call ui_snapshot_source::get concurrently; one snapshot
 // is built at a time (under the source's mutex) and shared by every viewer for up to
 // `max_age`, so N open pages cost one worker Health call per second, not N.
@@ -12,7 +12,6 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <optional>
 #include <mutex>
 #include <optional>
 #include <string>
