@@ -14,7 +14,7 @@ const checked = [];
 const MODEL = 'tiny-qwen3-1';
 
 before(async () => {
-  server = await startServer(['--parallel', '2']);
+  server = await startServer();
   client = new Anthropic({ apiKey: 'sk-test', baseURL: server.url, maxRetries: 0, fetch: checkingFetch(checkAnthropicStream, checked) });
 });
 after(async () => server && (await server.stop()));

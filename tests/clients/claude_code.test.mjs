@@ -12,8 +12,9 @@ import { CLAUDE, runClaude } from '../lib/claude.mjs';
 let server;
 
 before(async () => {
-  // Claude Code's default system prompt and 24 tool definitions are ~19k tokens.
-  server = await startServer(['--ctx-size', '32768', '--parallel', '1']);
+  // Claude Code's default system prompt and 24 tool definitions are ~19k tokens: more than the
+  // default 8,192-token context.
+  server = await startServer(['--ctx-size', '32768']);
 });
 after(async () => server && (await server.stop()));
 

@@ -11,7 +11,8 @@ let client;
 const MODEL = 'tiny-qwen3-1';
 
 before(async () => {
-  server = await startServer(['--parallel', '4', '--ctx-size', '512']);
+  // A 512-token context: the tests truncate to it and refuse past it.
+  server = await startServer(['--ctx-size', '512']);
   client = new OpenAI({ apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0 });
 });
 after(async () => server && (await server.stop()));

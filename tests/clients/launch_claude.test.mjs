@@ -11,8 +11,9 @@ import { startServer, runSuperfluid } from '../lib/server.mjs';
 const CLAUDE = resolve('node_modules/@anthropic-ai/claude-code/bin/claude.exe');
 
 test('launch claude: Claude Code completes a turn in print mode against the tiny model', async (t) => {
-  // Claude Code's system prompt and tool definitions are tens of thousands of tokens.
-  const server = await startServer(['--ctx-size', '32768', '--parallel', '1']);
+  // Claude Code's system prompt and tool definitions are tens of thousands of tokens: launch
+  // refuses a server with less than 32,768 tokens of context for it (the default is 8,192).
+  const server = await startServer(['--ctx-size', '32768']);
   try {
     const probe = await fetch(`${server.url}/v1/messages`, {
       method: 'POST',

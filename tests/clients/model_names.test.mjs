@@ -36,8 +36,8 @@ function stateWithPulledModel() {
 before(async () => {
   const box = stateWithPulledModel();
   process.env.HF_HOME = box.hfHome; // the servers below inherit it: their store is the sandbox's
-  lenient = await startServer(['--parallel', '2'], { stateDir: box.state });
-  strict = await startServer(['--parallel', '2', '--strict-model-names']);
+  lenient = await startServer([], { stateDir: box.state });
+  strict = await startServer(['--strict-model-names']);
 });
 after(async () => {
   await lenient?.stop();

@@ -10,7 +10,7 @@ let ollama;
 const MODEL = 'tiny-qwen3-1';
 
 before(async () => {
-  server = await startServer(['--parallel', '4']);
+  server = await startServer();
   ollama = new Ollama({ host: server.url });
 });
 after(async () => server && (await server.stop()));

@@ -11,7 +11,7 @@ let client;
 const MODEL = 'tiny-qwen3-1'; // the harness names the file tiny-qwen3-1.gguf; its stem is the model id
 
 before(async () => {
-  server = await startServer(['--parallel', '8']);
+  server = await startServer();
   client = new OpenAI({ apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0, fetch: checkingFetch(checkOpenAIStream, streamChecks) });
 });
 after(async () => {

@@ -25,7 +25,7 @@ const WEATHER = {
 };
 
 before(async () => {
-  server = await startServer(['--parallel', '4']);
+  server = await startServer();
   client = new OpenAI({ apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0 });
 });
 after(async () => server && (await server.stop()));

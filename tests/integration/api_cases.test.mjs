@@ -10,7 +10,7 @@ let server;
 const MODEL = 'default';
 
 before(async () => {
-  server = await startServer(['--parallel', '4', '--ctx-size', '4096']);
+  server = await startServer();
 });
 after(async () => server && (await server.stop()));
 

@@ -11,7 +11,7 @@ const MODEL = 'default';
 const HEADERS = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'sk-test' };
 
 before(async () => {
-  server = await startServer(['--parallel', '4', '--ctx-size', '4096']);
+  server = await startServer();
 });
 after(async () => server && (await server.stop()));
 
@@ -137,7 +137,7 @@ test('B06 thinking and redacted_thinking blocks in assistant history, tool_resul
 });
 
 test('B08 a failure mid-stream closes the open block and ends with an error event', async () => {
-  const own = await startServer(['--parallel', '1']);
+  const own = await startServer();
   try {
     const res = await fetch(own.url + '/v1/messages', {
       method: 'POST',
@@ -196,7 +196,7 @@ test('B18 no split code point in Anthropic text deltas; joined text equals the n
 });
 
 test('B22 a prompt longer than the context is a 400 "prompt is too long" before any stream byte', async () => {
-  const long = 'word '.repeat(6000);
+  const long = 'word '.repeat(10000); // over the default 8,192-token context
   for (const streamFlag of [false, true]) {
     const r = await messages({ max_tokens: 8, stream: streamFlag, messages: [{ role: 'user', content: long }] });
     const e = assertAnthropicError(r, 400, 'invalid_request_error');

@@ -43,7 +43,7 @@ function checkConstrained(text, finish, key, valueOk) {
 }
 
 test('B36: a plain request and three constrained ones in the same batches each keep their own constraint', { timeout: 300000 }, async () => {
-  const server = await startServer(['--parallel', '4', '--ctx-size', '4096']);
+  const server = await startServer();
   try {
     const user = (content) => [{ role: 'user', content }];
     const rf = (name, schema) => ({ type: 'json_schema', json_schema: { name, strict: true, schema } });
@@ -83,7 +83,8 @@ test('B36: a plain request and three constrained ones in the same batches each k
 // ---- B39 ----------------------------------------------------------------------------------
 
 test('B39: beyond one running and one waiting request, each API answers overload at once in its own shape', { timeout: 300000 }, async () => {
-  const server = await startServer(['--parallel', '1', '--max-queue', '1', '--ctx-size', '4096']);
+  // One sequence and a queue of one: what the test fills (slots + queue = 2 admitted).
+  const server = await startServer(['--parallel', '1', '--max-queue', '1']);
   try {
     const hi = [{ role: 'user', content: 'hi' }];
     const apis = [
@@ -126,7 +127,7 @@ test('B39: beyond one running and one waiting request, each API answers overload
 // ---- B40 ----------------------------------------------------------------------------------
 
 test('B40: non-finite and extreme sampling values get a 400 naming the field or sample safely; the worker never restarts', { timeout: 300000 }, async () => {
-  const server = await startServer(['--parallel', '2', '--ctx-size', '4096']);
+  const server = await startServer();
   try {
     const starts = await workerStarts(server);
     const base = '"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}]';

@@ -25,7 +25,9 @@ function findLlamaServer() {
 }
 const LLAMA = findLlamaServer();
 
-// The reduced sizes: seconds per scenario on 2 cores.
+// The reduced sizes: seconds per scenario on 2 cores. `--ctx-size 2048 --parallel 4` are the
+// bench's own options, its shape: both servers it starts get that context and slot count
+// (llama-server `-c 8192 -np 4`), and `cluster` sizes its levels and streams from --parallel.
 const SMALL = [
   '--agents', '2', '--doc-tokens', '300', '--agent-max-tokens', '16', '--chat-at', '0.2',
   '--kill-after', '8', '--stream-tokens', '32',
@@ -382,7 +384,7 @@ test('bench cluster: local vs guest, bytes on the link, a guest killed mid-strea
 });
 
 test('bench --url measures a running server (no restart or kill)', async () => {
-  const server = await startServer(['--ctx-size', '2048', '--parallel', '4']);
+  const server = await startServer();
   try {
     const rec = await bench('burst', { url: server.url });
     assert.deepEqual(Object.keys(rec.servers), [server.url]);

@@ -186,7 +186,7 @@ test('--ctx-size above the model\'s training context is capped with a warning, n
   const dir = mkdtempSync(join(tmpdir(), 'sf-cli-ctx-'));
   const small = join(dir, 'small.gguf');
   execFileSync(MKMODEL, ['--preset', 'tiny', '--context-length', '2048', '--out', small]);
-  const srv = await startServer(['--ctx-size', '8192'], { modelPath: small });
+  const srv = await startServer(['--ctx-size', '8192'], { modelPath: small }); // the flag given explicitly: the warning
   try {
     assert.match(srv.log(), /WARN serve: --ctx-size 8192 is more than the model was trained for \(2048 tokens\): capped at 2048/, srv.log());
     const ps = await (await fetch(`${srv.url}/api/ps`)).json();

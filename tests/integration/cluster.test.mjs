@@ -40,6 +40,7 @@ let guestPort = 0;
 const running = new Set(); // guest handles still alive, killed at the end
 
 function startGuest(i, { token, stateDir, name, workerPort, env }) {
+  // 4 slots a guest: the tests count on four nodes of 4 (16 streams fill every slot).
   const args = ['join', `${net.hostIp}:${guestPort}`, '--state-dir', stateDir, '--model', modelPath(), '--parallel', '4',
     '--threads', '1', '--cache-dir', 'off'];
   if (token) args.push('--token', token);
@@ -222,6 +223,7 @@ before(async () => {
   if (!hasNs) return;
   net = makeNetwork(3);
   guestPort = await freePort();
+  // The local node has 4 slots like each guest: 16 streams fill the four nodes (the forging test).
   head = await startServer(['--cluster', '--guest-port', String(guestPort), '--guest-host', net.hostIp, '--parallel', '4',
     '--threads', '1'], { modelPath: modelPath() });
   firstToken = (head.log().match(/--token (sf1\.[0-9a-f.]+)/) || [])[1] || '';
@@ -310,7 +312,7 @@ test('cluster: streams spread over the nodes; a guest SIGKILLed mid-stream loses
   assert.ok(await waitActive(['local', 'guest-a', 'guest-b', 'guest-c']), 'four active nodes');
   const N = 8;
   // Reference: the same seeded requests on one node (a plain server, same model and build).
-  const single = await startServer(['--parallel', '8', '--threads', '1'], { modelPath: modelPath() });
+  const single = await startServer(['--threads', '1'], { modelPath: modelPath() });
   try {
     reference = await Promise.all(Array.from({ length: N }, (_, i) => stream(single, story(i))));
   } finally {
@@ -462,7 +464,7 @@ test('cluster: a guest sending events for sessions it no longer holds (a forging
   const LONG = 200;
   const N = 16;
   const long = (i) => ({ ...story(i), messages: [{ role: 'user', content: `Tell tale ${i} of the mountains.` }], max_tokens: LONG });
-  const single = await startServer(['--parallel', '16', '--threads', '1'], { modelPath: modelPath() });
+  const single = await startServer(['--threads', '1'], { modelPath: modelPath() });
   let ref;
   try {
     ref = await Promise.all(Array.from({ length: N }, (_, i) => stream(single, long(i))));
@@ -550,7 +552,7 @@ test('cluster: after a head restart (now routing only: --no-local-worker) the gu
   // /health answers 200 only once a guest is active again: startServer waits for it.
   // --node-lost-after 3: the default (3 min) is too long to wait for in the last test.
   head = await startServer(['--cluster', '--no-local-worker', '--guest-port', String(guestPort), '--guest-host', net.hostIp,
-    '--parallel', '4', '--threads', '1', '--node-lost-after', '3'], { modelPath: modelPath(), stateDir });
+    '--threads', '1', '--node-lost-after', '3'], { modelPath: modelPath(), stateDir });
   assert.doesNotMatch(head.log(), /--token sf1/, 'no new CA, no first-start token');
   const ns = await waitActive(['guest-a', 'guest-b', 'guest-c']);
   assert.ok(ns, head.log());

@@ -35,7 +35,7 @@ after(async () => {
 function startGuest(name, token, extra = []) {
   const stateDir = join(scratch, name);
   const args = ['join', `127.0.0.1:${head.guestPort}`, '--state-dir', stateDir, '--token', token, '--name', name,
-    '--model', model({ seed: 3 }), '--parallel', '2', '--threads', '1', '--cache-dir', 'off', '--listen-host',
+    '--model', model({ seed: 3 }), '--threads', '1', '--cache-dir', 'off', '--listen-host',
     '127.0.0.1', '--worker-port', String(extra.port), ...(extra.args ?? [])];
   const proc = spawn(SUPERFLUID, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   procs.push(proc);
@@ -83,7 +83,7 @@ async function stream(server, onFrame) {
 
 test('cluster: a session moved from a llama.cpp guest to a scripted-engine guest has no gap and no duplicate', async () => {
   const ref = await (async () => {
-    const single = await startServer(['--parallel', '2', '--threads', '1'], { modelPath: model({ seed: 3 }) });
+    const single = await startServer(['--threads', '1'], { modelPath: model({ seed: 3 }) });
     try {
       return await stream(single);
     } finally {
@@ -94,7 +94,7 @@ test('cluster: a session moved from a llama.cpp guest to a scripted-engine guest
 
   const guestPort = await freePort();
   head = await startServer(['--cluster', '--no-local-worker', '--guest-port', String(guestPort), '--guest-host', '127.0.0.1',
-    '--parallel', '2', '--threads', '1'], { modelPath: model({ seed: 3 }), waitHealthy: false });
+    '--threads', '1'], { modelPath: model({ seed: 3 }), waitHealthy: false });
   head.guestPort = guestPort;
   const made = await runSuperfluid(['token', 'create', '--state-dir', head.stateDir, '--uses', '2']);
   assert.equal(made.code, 0, made.stderr);
@@ -158,7 +158,7 @@ test('cluster: a guest started without --model gets the head\'s model, checked b
   const port = await freePort();
   const start = (token) => {
     const stateDir = join(scratch, 'fetcher');
-    const args = ['join', `127.0.0.1:${head.guestPort}`, '--state-dir', stateDir, '--name', 'fetcher', '--parallel', '1',
+    const args = ['join', `127.0.0.1:${head.guestPort}`, '--state-dir', stateDir, '--name', 'fetcher',
       '--threads', '1', '--cache-dir', 'off', '--listen-host', '127.0.0.1', '--worker-port', String(port)];
     if (token) args.push('--token', token);
     const proc = spawn(SUPERFLUID, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });

@@ -151,6 +151,7 @@ function own(proc) {
 }
 
 function startGuest(i, { token, stateDir, name, modelFile = modelPath() }) {
+  // 4 slots a guest, more than the head's 2: sessions go to the guests first (see the top).
   const args = ['join', `${net.hostIp}:${guestPort}`, '--state-dir', stateDir, '--model', modelFile, '--parallel', '4',
     '--threads', '1', '--cache-dir', 'off', '--name', name];
   if (token) args.push('--token', token);
@@ -267,7 +268,7 @@ const waitActive = (names, ms = 60000) =>
 before(async () => {
   if (!hasNs) return;
   // The reference: every request of this file on one plain server (same model and build).
-  const single = await startServer(['--parallel', '8', '--threads', '1'], { modelPath: modelPath() });
+  const single = await startServer(['--threads', '1'], { modelPath: modelPath() });
   try {
     [ref.canary, ref.story, [ref.book]] = await Promise.all([
       Promise.all([0, 1, 2, 3].map((i) => stream(single, canary(i)))),
@@ -279,6 +280,7 @@ before(async () => {
   }
   net = makeNetwork(3);
   guestPort = await freePort();
+  // Its local worker has 2 slots, fewer than a guest's 4: sessions go to the guests first.
   head = await startServer(['--cluster', '--guest-port', String(guestPort), '--guest-host', net.hostIp, '--parallel', '2',
     '--threads', '1'], { modelPath: modelPath() });
 });

@@ -7,6 +7,7 @@ import { startServer } from '../lib/server.mjs';
 let server;
 
 before(async () => {
+  // Small limits on purpose: the tests provoke context_length_exceeded and 413 with small bodies.
   server = await startServer(['--ctx-size', '256', '--max-body-bytes', '65536']);
 });
 after(async () => server && (await server.stop()));

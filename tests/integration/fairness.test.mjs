@@ -50,6 +50,7 @@ async function readStream(res, onContent = () => {}) {
 }
 
 test('unmarked: a short request gets its first token while every sequence streams a long answer; the long streams lose and repeat nothing', async () => {
+  // Two sequences, so two long streams take every one and the short request finds none free.
   const server = await startServer(['--parallel', '2', '--preempt-quantum', String(QUANTUM)]);
   try {
     // The reference: the two long answers with nobody else on the server.
@@ -96,6 +97,7 @@ test('unmarked: a short request gets its first token while every sequence stream
 test('unmarked: a burst of short requests is not time-sliced (below the quantum nobody is parked); with no quantum it is', async () => {
   for (const quantum of [null, 0]) {
     // No aging: on a slow machine a request waiting 10 s would preempt by aging, not by this policy.
+    // Two sequences: 8 requests must wait for them (the policy judged is who waits).
     const args = ['--parallel', '2', '--aging-ms', '0'];
     const server = await startServer([...args, ...(quantum === null ? [] : ['--preempt-quantum', String(quantum)])]);
     try {

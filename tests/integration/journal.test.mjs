@@ -61,7 +61,7 @@ const story = (i, extra = {}) => ({
 });
 
 test('20 concurrent streams, worker SIGKILLed at random points: texts equal the reference, no error, journal contiguous', async () => {
-  const server = await startServer(['--parallel', '8']);
+  const server = await startServer();
   try {
     const bodies = [];
     for (let i = 0; i < 20; i++) {

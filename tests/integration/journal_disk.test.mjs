@@ -151,7 +151,7 @@ async function assertFailedCleanly(server, session, got) {
 
 test('disk full: the running stream ends with a journal error, nothing unjournaled is delivered, new requests are refused in their API shape, and after space is freed requests complete', { skip: !canMount }, async () => {
   const disk = smallDisk();
-  const server = await startServer(['--parallel', '2'], { stateDir: join(disk.dir, 'state') });
+  const server = await startServer([], { stateDir: join(disk.dir, 'state') });
   try {
     // Warm: one request completes on the healthy disk.
     const warm = await readChat(await post(server, '/v1/chat/completions', story(0, 8)));
@@ -187,7 +187,7 @@ test('disk full: the running stream ends with a journal error, nothing unjournal
 test('the journal turns read-only mid-stream (ext4 remount-ro on a disk error): streams end with an error in their API shape and the server keeps answering what needs no journal', { skip: !canMount }, async () => {
   const disk = smallDisk();
   const stateDir = join(disk.dir, 'state');
-  const server = await startServer(['--parallel', '2'], { stateDir });
+  const server = await startServer([], { stateDir });
   try {
     let broken = false;
     const res = await post(server, '/v1/chat/completions', story(4, 100000));

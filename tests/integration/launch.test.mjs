@@ -37,6 +37,7 @@ function parsePrint(text) {
 }
 
 test('launch --print: every agent gets the documented variables and config', async () => {
+  // Not the default context: openclaw's contextWindow (checked below) must be the server's.
   const server = await startServer(['--ctx-size', '4096']);
   cleanup.push(() => server.stop());
   const home = mkdtempSync(join(tmpdir(), 'sf-home-'));

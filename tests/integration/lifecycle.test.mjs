@@ -154,7 +154,7 @@ test('SIGTERM ends running requests promptly: streams get an error and [DONE], o
 });
 
 test('a form-encoded body over 1 MiB is read as JSON, not refused as a form (413)', async () => {
-  const server = await startServer(['--ctx-size', '512']);
+  const server = await startServer();
   try {
     const body = JSON.stringify({ messages: [{ role: 'user', content: 'x '.repeat(600000) }] });
     const res = await fetch(`${server.url}/v1/chat/completions`, {
@@ -162,7 +162,7 @@ test('a form-encoded body over 1 MiB is read as JSON, not refused as a form (413
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body,
     });
-    // The JSON was parsed: the prompt is then too long for a 512-token context.
+    // The JSON was parsed: the prompt is then too long for the default 8,192-token context.
     assert.equal(res.status, 400);
     assert.equal((await res.json()).error.code, 'context_length_exceeded');
     // Errors httplib produces itself carry exactly one CORS origin header (an allowed page's).

@@ -11,7 +11,8 @@ const MODEL = 'tiny-qwen3-1';
 const DURATIONS = ['total_duration', 'load_duration', 'prompt_eval_duration', 'eval_duration'];
 
 before(async () => {
-  server = await startServer(['--ctx-size', '256', '--parallel', '4']);
+  // A 256-token context: B22's prompt goes over it and /api/ps must report it (context_length).
+  server = await startServer(['--ctx-size', '256']);
 });
 after(async () => server && (await server.stop()));
 

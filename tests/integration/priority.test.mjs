@@ -109,6 +109,7 @@ test('a full class queue answers 429 with Retry-After; other classes are still a
 });
 
 test('an interactive request gets its first token before any long batch session finishes', async () => {
+  // Two sequences for three batch sessions: every slot is busy, so the chat must preempt.
   const server = await startServer(['--parallel', '2']);
   try {
     const events = [];
@@ -165,14 +166,14 @@ test('an interactive arrival interrupts the batch tick in flight; the batch stre
   });
   const texts = async (server) =>
     Promise.all([0, 1].map(async (i) => (await (await post(server, batchBody(i))).json()).choices[0].message.content));
-  const ref = await startServer(['--parallel', '4', '--cache-ram', '0', '--cache-dir', 'off']);
+  const ref = await startServer(['--cache-ram', '0', '--cache-dir', 'off']);
   let expected;
   try {
     expected = await texts(ref);
   } finally {
     await ref.stop();
   }
-  const server = await startServer(['--parallel', '4']);
+  const server = await startServer();
   try {
     const batch = texts(server);
     await until(async () => (await server.metrics()).num_requests_running === 2, 20000, 5);

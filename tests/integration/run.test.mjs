@@ -65,7 +65,7 @@ test('run answers a prompt once, as the interactive class, from arguments or std
 });
 
 test('run exits 1 with the API\'s message when the request is refused', async () => {
-  const srv = await startServer(['--ctx-size', '64']);
+  const srv = await startServer(['--ctx-size', '64']); // a context the prompt overflows
   try {
     const r = await runSuperfluid(['run', 'default', 'word '.repeat(200), '--port', String(srv.port), '--state-dir', srv.stateDir]);
     assert.equal(r.code, 1);

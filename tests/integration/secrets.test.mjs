@@ -94,7 +94,7 @@ test('serve: an unreadable --api-key-file stops the start with a clear error; a 
 test('join: the token from --token-file or SUPERFLUID_JOIN_TOKEN, not the command line', async () => {
   const guestPort = await freePort();
   const head = await startServer(['--cluster', '--no-local-worker', '--guest-port', String(guestPort), '--guest-host', '127.0.0.1',
-    '--parallel', '1', '--threads', '1'], { waitHealthy: false });
+    '--threads', '1'], { waitHealthy: false });
   try {
     const made = await runSuperfluid(['token', 'create', '--state-dir', head.stateDir, '--uses', '2']);
     assert.equal(made.code, 0, made.stderr);
@@ -103,7 +103,7 @@ test('join: the token from --token-file or SUPERFLUID_JOIN_TOKEN, not the comman
     writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
     const start = (name, args, env = process.env) => {
       const proc = spawn(SUPERFLUID, ['join', `127.0.0.1:${guestPort}`, '--state-dir', join(scratch, name), '--name', name,
-        '--model', model(), '--parallel', '1', '--threads', '1', '--cache-dir', 'off', '--listen-host', '127.0.0.1',
+        '--model', model(), '--threads', '1', '--cache-dir', 'off', '--listen-host', '127.0.0.1',
         '--worker-port', String(args.port), ...args.extra], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
       procs.push(proc);
       let log = '';

@@ -18,7 +18,7 @@ import { sseFrames } from '../lib/sse.mjs';
 
 // No prefix cache: a prompt restored from it and one prefilled cold may sample differently at
 // near-ties (soak notes), which would be a difference between runs, not between the servers.
-const common = ['--cache-ram', '0', '--cache-dir', 'off', '--parallel', '8'];
+const common = ['--cache-ram', '0', '--cache-dir', 'off'];
 const workerPid = (server) => Number([...server.log().matchAll(/worker started, pid (\d+)/g)].at(-1)[1]);
 
 // Prompts stay under 64 tokens: ggml's CPU flash attention computes a chunk of 64 rows or more

@@ -55,7 +55,7 @@ const bodies = [0, 1, 2, 3].map((i) => ({
 }));
 
 test('--standby on: a worker SIGKILLed mid-stream is replaced by the loaded standby; streams equal the uninterrupted ones; a new standby follows', async () => {
-  const server = await startServer(['--standby', 'on', '--parallel', '4']);
+  const server = await startServer(['--standby', 'on']);
   try {
     // The standby is spawned once the worker is ready, and waits loaded without listening.
     // It says so once loaded: then the gauge is 1.

@@ -14,7 +14,7 @@ let server;
 const MODEL = 'tiny-qwen3-1';
 
 before(async () => {
-  server = await startServer(['--parallel', '4']);
+  server = await startServer();
 });
 after(async () => server && (await server.stop()));
 

@@ -175,7 +175,7 @@ async function main() {
   // repeat of a request (a cache hit) can differ from its cold reference whether or not a kill
   // touched it: N=100 gave 26 such mismatches, all repeats of two requests, each the same way.
   const cache = process.env.SOAK_PREFIX_CACHE === '1' ? [] : ['--cache-ram', '0'];
-  const args = ['--parallel', '8', '--ctx-size', '4096', ...cache];
+  const args = cache;
   // References: every (kind, i) this soak may send, alone and uninterrupted on a fresh server.
   const plan = [];
   const rounds = 2; // 48 distinct requests, sent again and again until the last kill
