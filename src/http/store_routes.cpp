@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "api/ollama/ollama_models.h"
-#include "api/ollama/ollama_response.h"
+#include "http/error_reply.h"
 #include "http/router.h"
 #include "models/model_store.h"
 #include "util/log.h"
@@ -17,8 +17,7 @@ namespace sf {
 namespace {
 
 void ollama_error(httplib::Response &res, int status, const std::string &message) {
-    res.status = status;
-    res.set_content(ollama_error_body(message), "application/json");
+    send_error(res, api_dialect::OLLAMA, status, message);
 }
 
 // The model a request names and its "stream" flag; false after answering a 400.
