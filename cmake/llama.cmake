@@ -1,6 +1,6 @@
 # Imports the pinned llama.cpp build (v0.5.0, de3ff815) from the per-machine cache that
 # scripts/llama-cpp.sh fills. Defines:
-#   sf::llama         libllama + ggml (CPU backend)
+#   sf::llama         libllama + ggml (the CPU backend and the flavor's GPU backend, if any)
 #   sf::llama_common  llama.cpp's `common` (chat templates, Jinja, samplers, JSON schema → grammar)
 #   sf::httplib       the cpp-httplib copy the tree vendors
 #   sf::json          the nlohmann/json copy the tree vendors (header only)
@@ -38,8 +38,42 @@ _sf_import(sf_common_lib common/libllama-common.a)
 _sf_import(sf_common_base common/libllama-common-base.a)
 _sf_import(sf_httplib_lib vendor/cpp-httplib/libcpp-httplib.a)
 
+# The GPU backend of the build's flavor (scripts/gpu-flavor.sh), beside the CPU one: whichever
+# library the cached build has. ggml registers each at startup (ggml-backend-reg.cpp).
+set(_sf_gpu_backends "")
+set(SUPERFLUID_GPU_FLAVOR "cpu")
+if(EXISTS "${LLAMA_BUILD}/ggml/src/ggml-vulkan/libggml-vulkan.a")
+  find_package(Vulkan REQUIRED)
+  _sf_import(sf_ggml_vulkan ggml/src/ggml-vulkan/libggml-vulkan.a)
+  set_target_properties(sf_ggml_vulkan PROPERTIES INTERFACE_LINK_LIBRARIES "sf_ggml_base;Vulkan::Vulkan")
+  list(APPEND _sf_gpu_backends sf_ggml_vulkan)
+  set(SUPERFLUID_GPU_FLAVOR "vulkan")
+endif()
+if(EXISTS "${LLAMA_BUILD}/ggml/src/ggml-cuda/libggml-cuda.a")
+  find_package(CUDAToolkit REQUIRED)
+  _sf_import(sf_ggml_cuda ggml/src/ggml-cuda/libggml-cuda.a)
+  set_target_properties(sf_ggml_cuda PROPERTIES INTERFACE_LINK_LIBRARIES
+    "sf_ggml_base;CUDA::cudart_static;CUDA::cublas_static;CUDA::cublasLt_static;CUDA::cuda_driver")
+  list(APPEND _sf_gpu_backends sf_ggml_cuda)
+  set(SUPERFLUID_GPU_FLAVOR "cuda")
+endif()
+if(EXISTS "${LLAMA_BUILD}/ggml/src/ggml-metal/libggml-metal.a")
+  _sf_import(sf_ggml_metal ggml/src/ggml-metal/libggml-metal.a)
+  set_target_properties(sf_ggml_metal PROPERTIES INTERFACE_LINK_LIBRARIES
+    "sf_ggml_base;-framework Foundation;-framework Metal;-framework MetalKit")
+  list(APPEND _sf_gpu_backends sf_ggml_metal)
+  set(SUPERFLUID_GPU_FLAVOR "metal")
+endif()
+if(EXISTS "${LLAMA_BUILD}/ggml/src/ggml-blas/libggml-blas.a")  # Apple: Accelerate
+  _sf_import(sf_ggml_blas ggml/src/ggml-blas/libggml-blas.a)
+  set_target_properties(sf_ggml_blas PROPERTIES INTERFACE_LINK_LIBRARIES
+    "sf_ggml_base;-framework Accelerate")
+  list(APPEND _sf_gpu_backends sf_ggml_blas)
+endif()
+message(STATUS "llama.cpp backends: cpu ${_sf_gpu_backends}")
+
 # Static link order: dependents first.
-set_target_properties(sf_ggml PROPERTIES INTERFACE_LINK_LIBRARIES "sf_ggml_cpu;sf_ggml_base;Threads::Threads;m;dl")
+set_target_properties(sf_ggml PROPERTIES INTERFACE_LINK_LIBRARIES "${_sf_gpu_backends};sf_ggml_cpu;sf_ggml_base;Threads::Threads;m;dl")
 set_target_properties(sf_ggml_cpu PROPERTIES INTERFACE_LINK_LIBRARIES "sf_ggml_base")
 set_target_properties(sf_llama_lib PROPERTIES INTERFACE_LINK_LIBRARIES "sf_ggml")
 

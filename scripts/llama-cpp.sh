@@ -8,6 +8,8 @@
 #
 # Environment:
 #   SUPERFLUID_CACHE_DIR  cache root (default: ${XDG_CACHE_HOME:-~/.cache}/superfluid)
+#   SUPERFLUID_GPU        backend flavor: auto (default), cpu, vulkan, cuda, metal
+#                         (scripts/gpu-flavor.sh says which auto picks; each flavor is cached apart)
 #   JOBS                  parallel build jobs (default: nproc)
 set -euo pipefail
 
@@ -20,8 +22,11 @@ COMMIT="de3ff815ea7d559ee917f063901b8986f038abc6"
 CACHE_ROOT="${SUPERFLUID_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/superfluid}"
 JOBS="${JOBS:-$(nproc)}"
 
-# CPU only, offline-safe, no AMX (the VMs here advertise AMX but refuse it: SIGILL on
-# quantized weights), AVX2 baseline so binaries run on any recent x86-64.
+FLAVOR="$(bash "$(dirname "$0")/gpu-flavor.sh")"
+
+# Offline-safe, no AMX (the VMs here advertise AMX but refuse it: SIGILL on quantized
+# weights), AVX2 baseline so binaries run on any recent x86-64. The flavor adds its backend
+# beside the CPU one.
 CMAKE_FLAGS=(
   -DCMAKE_BUILD_TYPE=Release
   -DBUILD_SHARED_LIBS=OFF
@@ -41,10 +46,23 @@ CMAKE_FLAGS=(
   -DGGML_OPENMP=OFF
   -DGGML_CCACHE=ON
 )
+PATCHES=()
+case $FLAVOR in
+  vulkan)
+    # Debian 12's Vulkan headers (1.3.239) and glslc (2023.2) are older than the pinned tree
+    # assumes: the patch guards the two places that need newer ones (docs/gpu.md says which).
+    CMAKE_FLAGS+=(-DGGML_VULKAN=ON)
+    PATCHES+=("$(dirname "$0")/patches/llama-vulkan-old-toolchain.patch")
+    ;;
+  cuda) CMAKE_FLAGS+=(-DGGML_CUDA=ON) ;;
+  metal) CMAKE_FLAGS+=(-DGGML_METAL=ON -DGGML_METAL_EMBED_LIBRARY=ON) ;;
+esac
 TARGETS=(llama llama-common llama-common-base cpp-httplib llama-server llama-bench)
 
-FLAGS_KEY="$(printf '%s\n' "${CMAKE_FLAGS[@]}" "${TARGETS[@]}" "$(c++ --version | head -1)" | sha256sum | cut -c1-12)"
+FLAGS_KEY="$(printf '%s\n' "${CMAKE_FLAGS[@]}" "${TARGETS[@]}" "$(c++ --version | head -1)" \
+  $( ((${#PATCHES[@]})) && cat "${PATCHES[@]}" | sha256sum) | sha256sum | cut -c1-12)"
 DIR="$CACHE_ROOT/llama.cpp-${COMMIT:0:8}-$FLAGS_KEY"
+[[ $FLAVOR == cpu ]] || DIR="$CACHE_ROOT/llama.cpp-${COMMIT:0:8}-$FLAVOR-$FLAGS_KEY"
 
 log() { echo "[llama-cpp] $*" >&2; }
 
@@ -74,9 +92,13 @@ BUNDLE="$DIR.tmp/package/llama/gitRelease.bundle"
 echo "$BUNDLE_SHA256  $BUNDLE" | sha256sum -c --quiet - || { log "bundle checksum mismatch"; exit 1; }
 git -c advice.detachedHead=false clone -q "$BUNDLE" "$DIR.tmp/src"
 [[ "$(git -C "$DIR.tmp/src" rev-parse HEAD)" == "$COMMIT" ]] || { log "unexpected commit"; exit 1; }
+for p in "${PATCHES[@]}"; do
+  log "applying $(basename "$p")"
+  git -C "$DIR.tmp/src" apply "$(cd "$(dirname "$p")" && pwd)/$(basename "$p")"
+done
 rm -rf "$DIR.tmp/package"
 
-log "configuring (flags key $FLAGS_KEY)"
+log "configuring the $FLAVOR flavor (flags key $FLAGS_KEY)"
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
 cmake -S "$DIR.tmp/src" -B "$DIR.tmp/build" "${GEN[@]}" "${CMAKE_FLAGS[@]}" >&2
@@ -85,6 +107,7 @@ start=$(date +%s)
 cmake --build "$DIR.tmp/build" -j "$JOBS" --target "${TARGETS[@]}" >&2
 log "built in $(( $(date +%s) - start )) s"
 printf '%s\n' "${CMAKE_FLAGS[@]}" > "$DIR.tmp/flags.txt"
+echo "$FLAVOR" > "$DIR.tmp/flavor.txt"
 mv "$DIR.tmp" "$DIR"
 touch "$DIR/.complete"
 echo "$DIR"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything Superfluid needs on Debian 12 / Ubuntu and builds it:
 #   1. Debian packages (compilers incl. clang-14 for libFuzzer, CMake, gRPC, protobuf, SQLite, OpenSSL, curl, CLI11, GoogleTest, Node.js)
-#   2. the pinned llama.cpp (v0.5.0 from the npm registry), built once per machine into
-#      ~/.cache/superfluid (scripts/llama-cpp.sh; ~8 min cold on 2 cores, reused after)
+#   2. the pinned llama.cpp (v0.5.0 from the npm registry), built once per machine and backend
+#      flavor into ~/.cache/superfluid (scripts/llama-cpp.sh; the CPU and Vulkan backends by
+#      default on Debian, SUPERFLUID_GPU picks another: scripts/gpu-flavor.sh)
 #   3. this project (CMake preset `default` → build/bin/superfluid, build/bin/mkmodel)
 #   4. the npm SDKs the client tests use (tests/clients), playwright-core for the browser
 #      tests of /ui (tests/ui; the browser is Debian's chromium)
@@ -23,6 +24,16 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config git ca-certificate
   e2fsprogs  # journal_disk.test.mjs: a small ext4 on a loop device that fills up / turns read-only
   chromium  # the /ui page's browser test (tests/ui, driven by playwright-core)
   clang-14 libclang-rt-14-dev)  # libFuzzer for the fuzz targets (tests/fuzz, scripts/fuzz.sh)
+
+# The llama.cpp backend flavor (scripts/gpu-flavor.sh; SUPERFLUID_GPU=cpu|vulkan|cuda|metal):
+# vulkan, the default on Debian/Ubuntu without an NVIDIA GPU, builds from Debian's Vulkan
+# headers, glslc and SPIR-V headers, and Mesa's drivers bring lavapipe (Vulkan on the CPU, the
+# device CI's GPU tests run on; ggml leaves it alone unless GGML_VK_VISIBLE_DEVICES names it).
+FLAVOR="$(bash scripts/gpu-flavor.sh --can-install)"
+export SUPERFLUID_GPU=$FLAVOR  # llama-cpp.sh and CMake's call of it build that one
+if [[ $FLAVOR == vulkan ]]; then
+  PACKAGES+=(libvulkan-dev glslc spirv-headers mesa-vulkan-drivers)
+fi
 
 SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO="sudo"
@@ -58,7 +69,7 @@ npm_pid=$!
 # A failed compile ends this script: the installs end with it.
 trap 'kill "$npm_pid" 2>/dev/null || true' EXIT
 
-echo "[setup] llama.cpp (cached per machine)"
+echo "[setup] llama.cpp, $FLAVOR flavor (cached per machine and flavor)"
 bash scripts/llama-cpp.sh >/dev/null
 
 echo "[setup] building superfluid"

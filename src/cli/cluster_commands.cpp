@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/gpu_flags.h"
 #include "cli/model_source.h"
 #include "cluster/cluster_head.h"
 #include "cluster/guest.h"
@@ -82,6 +83,7 @@ void add_cluster_commands(CLI::App &app, cluster_cli &c, serve_options &wf) {
     c.join->add_option("--repack", wf.repack, "Weight repacking: on or off (as serve's)")
         ->capture_default_str()
         ->check(CLI::IsMember({"on", "off"}));
+    add_gpu_options(*c.join, wf);
     c.join
         ->add_option("--spec-type", wf.spec_type, "Speculative decoding: none, ngram, draft or mtp")
         ->capture_default_str()

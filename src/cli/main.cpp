@@ -7,6 +7,7 @@
 #include "api/common/priority.h"
 #include "cli/bench_command.h"
 #include "cli/cluster_commands.h"
+#include "cli/gpu_flags.h"
 #include "cli/help_formatter.h"
 #include "cli/launch_command.h"
 #include "cli/model_commands.h"
@@ -15,6 +16,7 @@
 #include "cli/serve_command.h"
 #include "cli/show_command.h"
 #include "cli/stop_command.h"
+#include "engine/llama/gpu_offload.h"
 #include "engine/llama/kv_config.h"
 #include "engine/llama/speculation.h"
 #include "sf_version.h"  // generated: cmake/version.cmake
@@ -24,8 +26,12 @@ int main(int argc, char **argv) {
     CLI::App app{"Superfluid: a local LLM server that decides who gets to speak"};
     app.formatter(std::make_shared<sf::help_formatter>());  // before the subcommands: they copy it
     app.require_subcommand(1);
-    app.set_version_flag("--version", "superfluid " SF_VERSION " (commit " SF_GIT_COMMIT
-                                      ", llama.cpp " SF_LLAMA_COMMIT ")");
+    // The backends and devices only when asked: finding them starts each GPU backend's driver.
+    app.set_version_flag("--version", [] {
+        return "superfluid " SF_VERSION " (commit " SF_GIT_COMMIT ", llama.cpp " SF_LLAMA_COMMIT
+               ")\nbackends: " +
+               sf::gpu_summary();
+    });
 
     sf::serve_options so;
     auto *serve = app.add_subcommand("serve", "Serve a GGUF model over the OpenAI API on one port");
@@ -187,6 +193,7 @@ int main(int argc, char **argv) {
                      "quantized model's sampled streams stay the same through a worker kill")
         ->capture_default_str()
         ->check(CLI::IsMember({"on", "off"}));
+    sf::add_gpu_options(*serve, so);
     serve
         ->add_option("--spec-type", so.spec_type,
                      "Speculative decoding: none, ngram (drafts from n-gram lookup in each "
@@ -349,6 +356,12 @@ int main(int argc, char **argv) {
     std::string worker_repack = "on";
     worker->add_option("--repack", worker_repack, "Weight repacking: on, off")
         ->check(CLI::IsMember({"on", "off"}));
+    std::string worker_gpu_layers = "auto", worker_tensor_split;
+    worker->add_option("--gpu-layers", worker_gpu_layers, "Layers on the GPU: auto, all or N")
+        ->check(sf::gpu_layers_validator());
+    worker->add_option("--main-gpu", wo.engine.gpu.main_gpu, "GPU of an unsplit model");
+    worker->add_option("--tensor-split", worker_tensor_split, "Proportions per GPU, e.g. 3,1")
+        ->check(sf::tensor_split_validator());
     std::string worker_spec_type = "none";
     worker
         ->add_option("--spec-type", worker_spec_type,
@@ -390,6 +403,8 @@ int main(int argc, char **argv) {
         }
         sf::parse_spec_type(worker_spec_type, wo.engine.spec.type);
         wo.engine.repack = worker_repack == "on";
+        sf::parse_gpu_layers(worker_gpu_layers, wo.engine.gpu.layers);
+        sf::parse_tensor_split(worker_tensor_split, wo.engine.gpu.tensor_split);
         if (!wo.engine.spec.draft_model.empty() && wo.engine.spec.type == sf::spec_type::NONE)
             wo.engine.spec.type = sf::spec_type::DRAFT;
         wo.engine.kv_memory = worker_kv_mib << 20;

@@ -129,6 +129,9 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
     argv.insert(argv.end(),
                 {"--cache-type-k", opts.cache_type_k, "--cache-type-v", opts.cache_type_v,
                  "--flash-attn", opts.flash_attn, "--repack", opts.repack});
+    argv.insert(argv.end(), {"--gpu-layers", opts.gpu_layers, "--main-gpu",
+                             std::to_string(opts.main_gpu)});
+    if (!opts.tensor_split.empty()) argv.insert(argv.end(), {"--tensor-split", opts.tensor_split});
     if (opts.spec_type != "none")
         argv.insert(argv.end(), {"--spec-type", opts.spec_type, "--spec-draft-max",
                                  std::to_string(opts.spec_draft_max)});

@@ -49,6 +49,11 @@ struct serve_options {
     std::string cache_type_v = "f16";
     std::string flash_attn   = "auto";  // auto | on | off
     std::string repack       = "on";    // on | off: weight repacking (llama_engine_options)
+    // GPU offload (engine/llama/gpu_offload.h): auto | all | N layers; the device of an unsplit
+    // model; proportions per device ("3,1"; empty: by free memory).
+    std::string gpu_layers = "auto";
+    int32_t main_gpu       = 0;
+    std::string tensor_split;
     // Speculative decoding (engine/llama/speculation.h): none | ngram | draft; draft tokens per
     // tick; the draft model (a .gguf path or a hub reference, resolved like the model).
     std::string spec_type = "none";

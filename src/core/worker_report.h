@@ -95,6 +95,9 @@ struct model_description {
     std::string tokenizer_fingerprint;  // SHA-256 hex of the vocabulary (equal: same tokenizer)
     std::string engine;                 // implementation and build, e.g. "llama.cpp b1-de3ff81"
     std::string model_fingerprint;      // sampled hash of the model file (identifies the weights)
+    std::string devices;                // where the layers run: "CPU" or the GPU devices
+    int32_t gpu_layers = 0;             // layers on GPU devices, of n_layers (n_layer + 1)
+    int32_t n_layers   = 0;
 
     bool operator==(const model_description &) const = default;
 };

@@ -133,8 +133,13 @@ void register_ollama_model_routes(http_router &svr, route_context ctx, std::stri
         r.drafted_tokens     = h.status.spec_drafted_tokens;
         r.accepted_tokens    = h.status.spec_accepted_tokens;
         r.ready              = h.reachable && h.status.ready;
-        const auto w         = sessions.worker_stats();
-        r.starts             = w.starts;
+        if (have_info && !info.devices.empty()) {
+            r.devices    = info.devices;
+            r.gpu_layers = info.gpu_layers;
+            r.n_layers   = info.n_layers;
+        }
+        const auto w = sessions.worker_stats();
+        r.starts     = w.starts;
         if (rc->access->keyed()) r.pid = w.pid;  // a process id only to key holders
         res.set_content(ollama_ps_body({r}, rows), "application/json");
     });

@@ -228,6 +228,9 @@ void to_proto(const model_description &m, pb::ModelInfoReply &out) {
     out.set_tokenizer_fingerprint(m.tokenizer_fingerprint);
     out.set_model_fingerprint(m.model_fingerprint);
     out.set_engine(m.engine);
+    out.set_devices(m.devices);
+    out.set_gpu_layers(m.gpu_layers);
+    out.set_n_layers(m.n_layers);
 }
 
 model_description from_proto(const pb::ModelInfoReply &r) {
@@ -244,6 +247,9 @@ model_description from_proto(const pb::ModelInfoReply &r) {
     m.tokenizer_fingerprint = r.tokenizer_fingerprint();
     m.model_fingerprint     = r.model_fingerprint();
     m.engine                = r.engine();
+    m.devices               = r.devices();
+    m.gpu_layers            = r.gpu_layers();
+    m.n_layers              = r.n_layers();
     return m;
 }
 

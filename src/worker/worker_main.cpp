@@ -186,6 +186,9 @@ int run_worker(const worker_options &opts) {
     facts.cache_type_k       = opts.engine.cache_type_k;
     facts.cache_type_v       = opts.engine.cache_type_v;
     facts.model_fingerprint  = cache::model_fingerprint(opts.engine.model_path);
+    facts.devices            = llama->offload().gpu_layers > 0 ? llama->offload().devices : "CPU";
+    facts.gpu_layers         = llama->offload().gpu_layers;
+    facts.n_layers           = llama->offload().n_layers;
     if (scripted) facts.engine += " (scripted test engine)";
     service.set_model_extras(&embedder, std::move(facts));
     service.set_ready(engine, &sched, llama->model_name(), &cache);

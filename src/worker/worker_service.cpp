@@ -382,6 +382,9 @@ grpc::Status worker_service::ModelInfo(grpc::ServerContext *, const pb::ModelInf
     reply->set_tokenizer_fingerprint(facts_.tokenizer_fingerprint);
     reply->set_model_fingerprint(facts_.model_fingerprint);
     reply->set_engine(facts_.engine);
+    reply->set_devices(facts_.devices);
+    reply->set_gpu_layers(facts_.gpu_layers);
+    reply->set_n_layers(facts_.n_layers);
     return grpc::Status::OK;
 }
 

@@ -126,9 +126,11 @@ std::string ollama_show_body(const ollama_model_entry &m, const model_descriptio
 std::string ollama_ps_body(const std::vector<ollama_running_model> &models, const json &sessions) {
     json out = json::array();
     for (const auto &r : models) {
-        json model              = listing(r.entry);
-        model["expires_at"]     = "2318-01-01T00:00:00Z";
-        model["size_vram"]      = 0;
+        json model          = listing(r.entry);
+        model["expires_at"] = "2318-01-01T00:00:00Z";
+        model["size_vram"] =
+            r.n_layers > 0 ? int64_t(double(r.entry.size) * r.gpu_layers / r.n_layers) : 0;
+        model["gpu"] = {{"devices", r.devices}, {"layers", r.gpu_layers}, {"of", r.n_layers}};
         model["context_length"] = r.context_length;
         model["path"]           = r.path;
         model["parallel"]       = r.parallel;

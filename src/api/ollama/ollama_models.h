@@ -67,12 +67,15 @@ struct ollama_running_model {
     bool ready     = false;
     int64_t starts = 0;
     std::optional<int64_t> pid;  // the worker's process id, only to key holders
+    std::string devices = "CPU";  // where the layers run (model_description::devices)
+    int32_t gpu_layers = 0, n_layers = 0;
 };
 
 /**
  * GET /api/ps' body: {"models": [...], "sessions": `sessions`} (a JSON array of session rows,
  * api/superfluid/status_view.h). A model never unloads, which Ollama shows (keep_alive -1) as an
- * expiry far in the future; size_vram is 0 (CPU).
+ * expiry far in the future; size_vram is the weights' share on GPU devices (size × layers
+ * offloaded / layers, as Ollama estimates it), 0 on the CPU; "gpu" says which devices.
  */
 std::string ollama_ps_body(const std::vector<ollama_running_model> &models,
                            const nlohmann::json &sessions);

@@ -98,7 +98,8 @@ int64_t kv_bytes_per_token(const llama_model *m, const llama_engine_options &opt
            static_cast<int64_t>(ggml_row_size(tk, n_kv * k_len) + ggml_row_size(tv, n_kv * v_len));
 }
 
-int32_t auto_sequences(const llama_model *m, const llama_engine_options &opts, std::string &why) {
+int32_t auto_sequences(const llama_model *m, const llama_engine_options &opts, std::string &why,
+                       int64_t gpu_free) {
     constexpr int32_t k_floor = 8;  // the fixed default before issue #18
     const int32_t cap         = std::max(opts.max_seqs, 1);
     const int64_t per_token   = kv_bytes_per_token(m, opts);
@@ -111,10 +112,12 @@ int32_t auto_sequences(const llama_model *m, const llama_engine_options &opts, s
     if (budget > 0) {
         why = "--kv-memory " + std::to_string(budget >> 20) + " MiB";
     } else {
-        const int64_t avail = mem_available_bytes();
+        const int64_t avail = gpu_free > 0 ? gpu_free : mem_available_bytes();
         budget = std::max(k_floor * per_seq, std::min(cap * per_seq, avail > 0 ? avail / 4 : 0));
-        why    = "a quarter of MemAvailable (" + std::to_string(avail >> 20) + " MiB), at least " +
-              std::to_string(k_floor) + " sequences";
+        why    = std::string("a quarter of ") +
+              (gpu_free > 0 ? "the GPU's free memory (" : "MemAvailable (") +
+              std::to_string(avail >> 20) + " MiB), at least " + std::to_string(k_floor) +
+              " sequences";
     }
     const auto n = static_cast<int32_t>(std::clamp<int64_t>(budget / per_seq, 1, cap));
     why += ": " + std::to_string(n) + " sequences of " + std::to_string(per_seq >> 20) +

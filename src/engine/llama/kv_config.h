@@ -41,8 +41,10 @@ int64_t kv_bytes_per_token(const llama_model *model, const llama_engine_options 
  * 24 GiB machine: 128 sequences of 8,192 tokens of the 42 M-parameter bench model, 2 GiB; 8 of
  * Qwen3-0.6B's, 7.3 GiB). Recurrent and hybrid models keep 8: their state is per sequence and
  * is not counted per token. `why` tells how the figure came about, for the log.
+ * `gpu_free` > 0 (bytes free on the GPU devices the layers go to, issue #41): the KV cache
+ * lives there, so auto takes a quarter of that instead of MemAvailable.
  */
 int32_t auto_sequences(const llama_model *model, const llama_engine_options &opts,
-                       std::string &why);
+                       std::string &why, int64_t gpu_free = 0);
 
 }  // namespace sf

@@ -19,6 +19,7 @@
 #include "engine/llama/chat_render.h"
 #include "engine/llama/deferred_sampling.h"
 #include "engine/llama/draft_model.h"
+#include "engine/llama/gpu_offload.h"
 #include "engine/llama/gumbel_sampler.h"
 #include "engine/llama/kv_config.h"
 #include "engine/llama/llama_engine_impl.h"
@@ -47,6 +48,22 @@ void llama_log_cb(ggml_log_level level, const char *text, void *) {
 
 std::once_flag backend_once;
 
+// Loads the weights with the layers `opts.gpu` puts on GPU devices (gpu_offload.h); `cp` is the
+// context to fit them beside (--gpu-layers auto), null when no fit runs. Null on failure.
+llama_model *load_weights(const llama_engine_options &opts, llama_model_params &mp,
+                          offload_result &offload, std::vector<float> &split,
+                          llama_context_params *cp = nullptr) {
+    llama_context_params none = llama_context_default_params();
+    gpu_options g             = opts.gpu;
+    if (!cp && g.layers < 0 && gpu_device_count() == 0) g.layers = 0;
+    offload        = plan_offload(opts.model_path, g, mp, cp ? *cp : none, split);
+    llama_model *m = llama_model_load_from_file(opts.model_path.c_str(), mp);
+    if (m)
+        SF_LOG_INFO("engine", "%s",
+                    offload_done(offload, llama_model_n_layer(m), mp.n_gpu_layers).c_str());
+    return m;
+}
+
 }  // namespace
 
 llama_engine::llama_engine(const llama_engine_options &opts)
@@ -61,16 +78,25 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     llama_model_params mp = llama_model_default_params();
     mp.use_extra_bufts    = opts.repack;  // llama-server's --no-repack when false
     mp.load_mtp           = opts.spec.type == spec_type::MTP;  // the NextN block's weights
-    impl_->model          = llama_model_load_from_file(opts.model_path.c_str(), mp);
-    if (!impl_->model)
+    // With --gpu-layers auto and a GPU, the layer count is fitted to the device's free memory
+    // with the context's real size, which needs the sequence count, which needs the model's
+    // shape: a metadata-only load (no_alloc: no weights read) answers that first.
+    const bool fit_layers = opts.gpu.layers < 0 && gpu_device_count() > 0;
+    llama_model *shape    = nullptr;
+    if (fit_layers) {
+        llama_model_params meta = mp;
+        meta.no_alloc           = true;
+        meta.load_mode          = LLAMA_LOAD_MODE_NONE;  // no mapping either (as fit.cpp does)
+        shape                   = llama_model_load_from_file(opts.model_path.c_str(), meta);
+    } else {
+        shape = impl_->model = load_weights(opts, mp, impl_->offload, impl_->tensor_split);
+    }
+    if (!shape)
         throw std::runtime_error("cannot load model (not a GGUF llama.cpp can read?): " +
                                  opts.model_path);
-    impl_->vocab      = llama_model_get_vocab(impl_->model);
-    impl_->tokens     = std::make_unique<token_memo>(impl_->vocab);
-    impl_->utf8_table = utf8_token_table_build(impl_->vocab);
     if (opts_.parallel <= 0) {
         std::string why;
-        opts_.parallel = auto_sequences(impl_->model, opts_, why);
+        opts_.parallel = auto_sequences(shape, opts_, why, fit_layers ? gpu_free_bytes() : 0);
         SF_LOG_INFO("engine", "sequences: %s", why.c_str());
     }
 
@@ -78,8 +104,8 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
     // Recurrent and hybrid memories refuse partial removal, and a sliding-window cache has
     // dropped old cells: there, only whole saved states are reusable (ENGINE-NOTES.md).
-    partial_ = !llama_model_is_recurrent(impl_->model) && !llama_model_is_hybrid(impl_->model) &&
-               llama_model_n_swa(impl_->model) == 0;
+    partial_ = !llama_model_is_recurrent(shape) && !llama_model_is_hybrid(shape) &&
+               llama_model_n_swa(shape) == 0;
     if (opts.spec.type != spec_type::NONE) {
         if (partial_) {
             spec_draft_max_ = std::clamp(opts.spec.draft_max, 1, k_spec_draft_limit);
@@ -108,10 +134,18 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     cp.n_threads_batch = threads;
     cp.no_perf         = true;
     if (std::string err; !apply_kv_options(opts, cp, err)) {
-        llama_model_free(impl_->model);
+        llama_model_free(shape);
         throw std::runtime_error(err);
     }
-    impl_->ctx = llama_init_from_model(impl_->model, cp);
+    if (fit_layers) {
+        llama_model_free(shape);
+        impl_->model = load_weights(opts, mp, impl_->offload, impl_->tensor_split, &cp);
+        if (!impl_->model) throw std::runtime_error("cannot load model: " + opts.model_path);
+    }
+    impl_->vocab      = llama_model_get_vocab(impl_->model);
+    impl_->tokens     = std::make_unique<token_memo>(impl_->vocab);
+    impl_->utf8_table = utf8_token_table_build(impl_->vocab);
+    impl_->ctx        = llama_init_from_model(impl_->model, cp);
     if (!impl_->ctx) {
         llama_model_free(impl_->model);
         throw std::runtime_error(
@@ -222,6 +256,10 @@ llama_engine::~llama_engine() {
 
 llama_model *llama_engine::model() const {
     return impl_->model;
+}
+
+const offload_result &llama_engine::offload() const {
+    return impl_->offload;
 }
 
 std::vector<token_id> llama_engine::tokenize(std::string_view text, bool add_bos) const {

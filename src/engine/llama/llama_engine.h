@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "engine/llama/gpu_offload.h"
 #include "engine/llama/speculation.h"
 
 struct llama_model;
@@ -41,6 +42,9 @@ struct llama_engine_options {
     // Speculative decoding (speculation.h). Off on recurrent and hybrid models: a rejected
     // draft's cells cannot be cut from their memory.
     spec_options spec;
+    // GPU offload (gpu_offload.h): by default as many layers as the GPU's memory holds; on a
+    // machine without a GPU device every layer stays on the CPU.
+    gpu_options gpu;
 };
 
 class llama_engine final : public engine_i {
@@ -103,6 +107,8 @@ class llama_engine final : public engine_i {
     llama_model *model() const;
     /** Decode threads in use. */
     int32_t threads() const { return threads_; }
+    /** Where the layers went: devices and counts (gpu_offload.h). */
+    const offload_result &offload() const;
     /** KV cache bytes per token (kv_config.h); 0 when not per token (recurrent, hybrid). */
     int64_t kv_bytes_per_token() const { return kv_bytes_per_token_; }
 

@@ -18,6 +18,7 @@
 
 #include "engine/llama/deferred_sampling.h"
 #include "engine/llama/draft_model.h"
+#include "engine/llama/gpu_offload.h"
 #include "engine/llama/llama_engine.h"
 #include "engine/llama/message_boundaries.h"
 #include "engine/llama/mtp_drafter.h"
@@ -31,6 +32,8 @@ namespace sf {
 
 struct llama_engine::impl {
     llama_model *model       = nullptr;
+    offload_result offload;           // where the layers went (gpu_offload.h)
+    std::vector<float> tensor_split;  // the load's tensor_split (llama.cpp keeps the pointer)
     llama_context *ctx       = nullptr;
     const llama_vocab *vocab = nullptr;
     common_chat_templates_ptr templates;

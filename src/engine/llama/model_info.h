@@ -26,6 +26,11 @@ struct model_facts {
     std::string model_fingerprint;           // the model file's sampled hash, set by the worker
     std::string
         engine;  // "llama.cpp b<build>-<commit>" (common/build-info), set by read_model_facts
+    // Where the layers run (engine/llama/gpu_offload.h), set by the worker: "CPU" or the GPU
+    // devices; layers on them out of every offloadable layer (n_layer + 1).
+    std::string devices = "CPU";
+    int32_t gpu_layers  = 0;
+    int32_t n_layers    = 0;
 };
 
 /**

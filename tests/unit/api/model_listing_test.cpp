@@ -98,6 +98,18 @@ TEST(ModelListing, OllamaShowAndPsCarryTheModelsFacts) {
     EXPECT_FALSE(ps["models"][0]["worker"].contains("pid"));  // only when the caller may see it
     r.pid = 42;
     EXPECT_EQ(json::parse(ollama_ps_body({r}, json::array()))["models"][0]["worker"]["pid"], 42);
+    // On the CPU nothing is in VRAM; with layers offloaded, their share of the file.
+    EXPECT_EQ(ps["models"][0]["size_vram"], 0);
+    EXPECT_EQ(ps["models"][0]["gpu"]["devices"], "CPU");
+    r.entry.size   = 1000;
+    r.devices      = "Vulkan0 (test)";
+    r.gpu_layers   = 3;
+    r.n_layers     = 4;
+    const json gpu = json::parse(ollama_ps_body({r}, json::array()))["models"][0];
+    EXPECT_EQ(gpu["size_vram"], 750);
+    EXPECT_EQ(gpu["gpu"]["layers"], 3);
+    EXPECT_EQ(gpu["gpu"]["of"], 4);
+    EXPECT_EQ(gpu["gpu"]["devices"], "Vulkan0 (test)");
 }
 
 TEST(ModelListing, PullLinesAreOneJsonObjectEach) {
