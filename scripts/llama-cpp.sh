@@ -46,7 +46,10 @@ CMAKE_FLAGS=(
   -DGGML_OPENMP=OFF
   -DGGML_CCACHE=ON
 )
-PATCHES=()
+# Every flavor: flash attention over a KV pool shared by several sequences visits only each
+# token's own cells (ggml_flash_attn_ext_set_ranges), and the pool's used cells are readable
+# (llama_memory_n_cells_used). docs/ARCHITECTURE.md, "KV memory", says why.
+PATCHES=("$(dirname "$0")/patches/llama-kq-ranges.patch")
 case $FLAVOR in
   vulkan)
     # Debian 12's Vulkan headers (1.3.239) and glslc (2023.2) are older than the pinned tree

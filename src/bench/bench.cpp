@@ -52,6 +52,7 @@ std::vector<server_spec> server_specs(const bench_options &o) {
                      o.threads});
     const std::string standby = superfluid_standby(o);
     if (!standby.empty()) specs.back().args = {"--standby", standby};
+    if (o.kv_unified) specs.back().args.push_back("--kv-unified");
     std::vector<std::string> peer_spec;  // the same speculation on both servers
     if (o.spec_type != "none") {
         const std::string n = std::to_string(o.spec_draft_max);
@@ -232,6 +233,7 @@ int run(const bench_options &o) {
                                      {"peer_parallel", peer_given ? given(peer_given->parallel) : nullptr},
                                      {"peer_ctx_size", peer_given ? given(peer_given->ctx_size) : nullptr},
                                      {"threads", o.threads},
+                                     {"kv_unified", o.kv_unified},
                                      {"standby", standby.empty() ? "default" : standby}};
     rec["machine"]                = machine_info();
     rec["model"]                  = nullptr;

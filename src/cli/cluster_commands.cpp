@@ -65,8 +65,11 @@ void add_cluster_commands(CLI::App &app, cluster_cli &c, serve_options &wf) {
         ->capture_default_str();
     c.join->add_option("--kv-memory", wf.kv_memory_mib, "MiB of KV cache for auto sequences")
         ->capture_default_str();
-    c.join->add_option("--ctx-size,-c", wf.ctx_size, "Context per sequence, in tokens")
+    c.join
+        ->add_option("--ctx-size,-c", wf.ctx_size,
+                     "Most tokens one request may hold (0: the model's training context)")
         ->capture_default_str();
+    c.join->add_flag("--kv-unified", wf.kv_unified, "One KV pool for all sequences");
     c.join->add_option("--threads,-t", wf.threads, "CPU threads for inference (0 = all)")
         ->capture_default_str();
     c.join->add_option("--cache-dir", wf.cache_dir, "Prefix cache disk tier (\"off\": none)");

@@ -43,13 +43,20 @@ int main(int argc, char **argv) {
     serve->add_option("--port", so.port, "Port to listen on")
         ->capture_default_str()
         ->check(CLI::Range(1, 65535));
-    serve->add_option("--ctx-size,-c", so.ctx_size, "Context per sequence, in tokens")
+    serve
+        ->add_option("--ctx-size,-c", so.ctx_size,
+                     "Most tokens one request may hold, prompt and answer (0: the model's "
+                     "training context, as far as the KV memory holds)")
         ->capture_default_str()
-        ->check(CLI::Range(64, 1 << 20));
+        ->check(CLI::Range(0, 1 << 20));
+    serve->add_flag("--kv-unified", so.kv_unified,
+                    "One KV pool of --kv-memory that all sequences fill as they hold tokens (a "
+                    "shared prefix held once, --ctx-size up to the training context) instead of "
+                    "a stream of --ctx-size tokens reserved per sequence");
     serve
         ->add_option("--parallel", so.parallel,
-                     "Concurrent sequences, each with --ctx-size tokens of KV cache (0: as many "
-                     "as --kv-memory holds, at most --max-seqs)")
+                     "Concurrent sequences (0: --max-seqs, taking cells from one KV pool of "
+                     "--kv-memory as they hold tokens)")
         ->capture_default_str()
         ->check(CLI::Range(0, 256));
     serve->add_option("--max-seqs", so.max_seqs, "Most concurrent sequences when --parallel is 0")
@@ -57,8 +64,8 @@ int main(int argc, char **argv) {
         ->check(CLI::Range(1, 256));
     serve
         ->add_option("--kv-memory", so.kv_memory_mib,
-                     "MiB of KV cache for the sequences when --parallel is 0 (0: a quarter of "
-                     "the memory available at start, at least 8 sequences' worth)")
+                     "MiB of KV cache for all sequences (0: a quarter of the memory available at "
+                     "start, at least 8 x 8,192 tokens' worth)")
         ->capture_default_str()
         ->check(CLI::Range(int64_t(0), int64_t(1) << 30));
     serve->add_option("--batch-size,-b", so.batch_size, "Tokens per scheduler tick")
@@ -328,7 +335,8 @@ int main(int argc, char **argv) {
     worker->add_option("--tls-cert", wo.tls_cert, "Node certificate (PEM), with --listen");
     worker->add_option("--tls-key", wo.tls_key, "Node private key (PEM), with --listen");
     worker->add_option("--tls-ca", wo.tls_ca, "Cluster CA certificate (PEM), with --listen");
-    worker->add_option("--ctx-size", wo.engine.ctx_size, "Context per sequence, in tokens");
+    worker->add_option("--ctx-size", wo.engine.ctx_size, "Most tokens per sequence (0: auto)");
+    worker->add_flag("--kv-unified", wo.engine.kv_unified, "One KV pool for all sequences");
     int64_t worker_kv_mib = 0;
     worker->add_option("--parallel", wo.engine.parallel, "Concurrent sequences (0: auto)");
     worker->add_option("--max-seqs", wo.engine.max_seqs, "Most sequences when --parallel is 0");

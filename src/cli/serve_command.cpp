@@ -129,8 +129,8 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
     argv.insert(argv.end(),
                 {"--cache-type-k", opts.cache_type_k, "--cache-type-v", opts.cache_type_v,
                  "--flash-attn", opts.flash_attn, "--repack", opts.repack});
-    argv.insert(argv.end(), {"--gpu-layers", opts.gpu_layers, "--main-gpu",
-                             std::to_string(opts.main_gpu)});
+    argv.insert(argv.end(),
+                {"--gpu-layers", opts.gpu_layers, "--main-gpu", std::to_string(opts.main_gpu)});
     if (!opts.tensor_split.empty()) argv.insert(argv.end(), {"--tensor-split", opts.tensor_split});
     if (opts.spec_type != "none")
         argv.insert(argv.end(), {"--spec-type", opts.spec_type, "--spec-draft-max",
@@ -138,14 +138,15 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
     if (!opts.model_draft.empty()) argv.insert(argv.end(), {"--model-draft", opts.model_draft});
     if (!opts.scripted_output.empty())
         argv.insert(argv.end(), {"--scripted-output", opts.scripted_output});
+    if (opts.kv_unified) argv.push_back("--kv-unified");
     return argv;
 }
 
 void cap_ctx_size(serve_options &opts, const std::string &model_path) {
     models::gguf_summary s;
     std::string error;
-    if (!models::read_gguf_summary(model_path, s, error) || s.context_length == 0 ||
-        uint64_t(opts.ctx_size) <= s.context_length)
+    if (opts.ctx_size <= 0 || !models::read_gguf_summary(model_path, s, error) ||
+        s.context_length == 0 || uint64_t(opts.ctx_size) <= s.context_length)
         return;
     const int trained = int(std::min<uint64_t>(s.context_length, uint64_t(opts.ctx_size)));
     if (opts.ctx_size_given)

@@ -12,7 +12,8 @@ struct serve_options {
     std::string model;  // a .gguf path or org/repo[:TAG][@rev]; empty = the default model
     std::string host      = "127.0.0.1";
     int port              = 8453;
-    int ctx_size          = 8192;   // tokens per sequence (at most the model's training context)
+    int ctx_size          = 0;      // most tokens per sequence; 0: the model's training context
+    bool kv_unified       = false;  // --kv-unified: one KV pool for all sequences, not streams
     bool ctx_size_given   = false;  // --ctx-size on the command line (a cap is warned about)
     int parallel          = 0;      // concurrent sequences; 0: from KV memory (kv_config.h)
     int max_seqs          = 128;    // most sequences when `parallel` is 0

@@ -79,6 +79,14 @@ class engine_i {
     virtual int32_t n_ctx_seq() const = 0;
     /** Maximum number of concurrent sequences (seq ids 0..n_seq_max-1). */
     virtual int32_t n_seq_max() const = 0;
+    /**
+     * KV cells in use in a pool shared by all sequences (a cell several sequences share counts
+     * once; the held prefixes of finished sequences count), and the pool's size. -1 when each
+     * sequence has its own memory reserved whole (n_ctx_seq() cells each): nothing to share.
+     * Tick thread.
+     */
+    virtual int64_t kv_cells_used() const { return -1; }
+    virtual int64_t kv_cells_total() const { return -1; }
     /** Maximum tokens in one decode call (the tick's token budget). */
     virtual int32_t n_batch() const = 0;
     /** Tokens in the vocabulary: valid token ids are 0..n_vocab()-1. */
@@ -223,7 +231,9 @@ class engine_i {
     virtual int64_t seq_park(int seq) = 0;
     /**
      * Restores a parked sequence into free sequence id `seq`, exactly where it stopped (no
-     * recomputation). Returns false (and drops the parked state) when the engine refuses it.
+     * recomputation). Returns false when the engine refuses it: the state stays parked under
+     * `handle` (a shared KV pool may have no run of free cells that long yet; retry later or
+     * seq_drop_parked).
      */
     virtual bool seq_unpark(int64_t handle, int seq) = 0;
     /** Forgets a parked sequence (its session ended while it waited). */

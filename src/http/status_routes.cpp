@@ -92,8 +92,13 @@ std::string metrics_text(session_manager &sessions) {
              double(r.generated_tokens_total));
     p.metric("num_preemptions_total", "counter",
              "sequences parked to make room for a more urgent class", double(r.preemptions));
-    p.metric("kv_cache_usage_perc", "gauge", "share of KV cells held by running sequences",
+    p.metric("kv_cache_usage_perc", "gauge",
+             "share of KV cells in use (one pool: a cell several sequences share counts once)",
              kv_cache_usage(r));
+    p.metric("kv_cache_used_cells", "gauge", "KV cells in use (tokens held; shared cells once)",
+             double(r.kv_used_cells));
+    p.metric("kv_cache_cells", "gauge", "KV cells in all (the pool, or streams x context)",
+             double(r.kv_total_cells));
     p.metric("kv_cache_bytes_per_token", "gauge",
              "KV cache bytes one token takes (--cache-type-k/-v); 0 for hybrid models",
              double(r.kv_bytes_per_token));

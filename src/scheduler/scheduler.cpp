@@ -14,6 +14,11 @@ scheduler::scheduler(engine_i &engine, scheduler_options opts)
         opts_.planner.prefill_budget > 0 ? opts_.planner.prefill_budget : opts_.planner.budget;
     opts_.planner.prefill_budget = std::min(cap, opts_.planner.budget);
     prefill_budget_              = opts_.planner.prefill_budget;
+    // The KV size is known before the first tick (the cluster's Health reports it at once).
+    const int64_t pool = engine_.kv_cells_total();
+    stats_.kv_total =
+        pool >= 0 ? pool : int64_t(engine_.n_ctx_seq()) * int64_t(engine_.n_seq_max());
+    published_ = stats_;
     if (opts_.interrupt_ticks) engine_.set_interrupt(&interrupt_);
     engine_.on_deferred_ready([this] {
         {
@@ -142,7 +147,11 @@ void scheduler::update_counts() {
     stats_.active =
         stats_.running_by_class[0] + stats_.running_by_class[1] + stats_.running_by_class[2];
     stats_.waiting = static_cast<int32_t>(waiting_.size());
-    stats_.kv_used = kv;
+    // A shared pool counts its cells: a prefix several sequences share once, held ones too.
+    const int64_t pool = engine_.kv_cells_total();
+    stats_.kv_used     = pool >= 0 ? engine_.kv_cells_used() : kv;
+    stats_.kv_total =
+        pool >= 0 ? pool : int64_t(engine_.n_ctx_seq()) * int64_t(engine_.n_seq_max());
 }
 
 void scheduler::finish_waiting(seq_state &s, finish_reason reason) {
@@ -315,7 +324,9 @@ bool scheduler::tick() {
     if (plan.empty()) return false;
 
     ++tick_no_;
-    auto batch         = build_batch(plan);
+    auto batch = build_batch(plan);
+    if (!pool_room(int64_t(batch.n_prompt) + batch.n_steps, now))
+        return true;  // a sequence was parked for room: plan again (drafts are in n_steps)
     const auto started = this->now();
     const bool plain   = std::none_of(in.begin(), in.end(), [&](const plan_input &p) {
         return p.cls == priority_class::INTERACTIVE &&

@@ -43,7 +43,6 @@
 
 namespace sf {
 
-
 /** Counters, read without stopping the loop. */
 struct scheduler_stats {
     uint64_t ticks                  = 0;  // decode calls
@@ -56,7 +55,8 @@ struct scheduler_stats {
     uint64_t prompt_tokens          = 0;  // prompt tokens decoded
     uint64_t generated_tokens       = 0;  // tokens sampled
     uint64_t preemptions            = 0;  // sequences parked to make room
-    int64_t kv_used                 = 0;  // KV cells held by running sequences
+    int64_t kv_used                 = 0;  // KV cells in use (the pool's, shared cells once)
+    int64_t kv_total                = 0;  // KV cells in all (the pool, or streams x context)
     uint64_t spec_drafted           = 0;  // draft tokens verified (speculative decoding)
     uint64_t spec_accepted          = 0;  // of which the target sampled itself (kept)
     std::array<int32_t, k_classes> running_by_class{};
@@ -130,6 +130,7 @@ class scheduler {
         bool generating      = false;
         bool started         = false;  // seq_start done (false: a new request)
         int64_t parked       = -1;     // engine handle while parked
+        int64_t unpark_retry = -1;     // pool cells in use when its restore found no room
         uint32_t n_generated = 0;
         uint64_t last_served = 0;  // tick number
         clock::time_point last_served_at;
@@ -194,6 +195,15 @@ class scheduler {
     int pick_victim(priority_class waiting_cls) const;
     int pick_fair_victim(const seq_state &newcomer, clock::time_point now) const;
     bool park(int slot, const seq_state &for_whom, clock::time_point now);
+    // Tick thread, scheduler_pool.cpp: the shared KV pool (engine_i::kv_cells_total() >= 0).
+    // pool_admits: whether waiting `w` fits in the cells left beside the prompts placed
+    // sequences still have to prefill. pool_room: frees cells for a tick of `need` tokens
+    // (held prefixes to the prefix cache, then parking the least urgent sequence); false when
+    // it parked one (the tick is planned again).
+    bool pool_admits(const seq_state &w) const;
+    bool pool_room(int64_t need, clock::time_point now);
+    void pool_release_for(const seq_state &w, int keep_slot);
+    int pick_pool_victim(clock::time_point now) const;
     service_rank rank(const seq_state &s, clock::time_point now) const;
     const std::string &client_of(const seq_state &s) const;
     clock::time_point now() const { return opts_.clock ? opts_.clock() : clock::now(); }

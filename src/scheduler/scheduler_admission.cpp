@@ -28,9 +28,21 @@ void scheduler::place(int i, seq_state &&s) {
     q.served_in_slot = 0;
     if (q.parked >= 0) {
         release_held(i);
-        bool ok  = engine_.seq_unpark(q.parked, i);
-        q.parked = -1;
+        const int64_t handle = q.parked;
+        bool ok              = engine_.seq_unpark(handle, i);
+        if (!ok && engine_.kv_cells_total() >= 0) {
+            // The pool has no run of free cells that long yet: it waits again, parked, until
+            // some are freed (pool_admits).
+            q.unpark_retry = engine_.kv_cells_used();
+            sl.used        = false;
+            waiting_.push_back(std::move(q));
+            sl.seq = seq_state{};
+            return;
+        }
+        q.parked       = -1;
+        q.unpark_retry = -1;
         if (!ok) {
+            engine_.seq_drop_parked(handle);
             SF_LOG_ERROR("scheduler", "session %s: cannot restore its parked state",
                          q.req.session_id.c_str());
             finish(i, finish_reason::ERROR, "the engine could not restore the preempted sequence");
@@ -155,6 +167,13 @@ void scheduler::admit(clock::time_point now) {
         return a.arrival < b.arrival;
     });
     while (!waiting_.empty()) {
+        // A shared KV pool: the front waits until its tokens fit, unless a less urgent class
+        // runs, whose sequence is parked for it (its cells freed) as for a slot.
+        if (!pool_admits(waiting_.front())) {
+            const int v = pick_victim(aged(waiting_.front(), now));
+            if (v < 0 || !park(v, waiting_.front(), now)) break;
+            continue;
+        }
         int free_slot = choose_free_slot(waiting_.front());
         if (free_slot < 0) {
             // A less urgent class first; else, within the class, the most-served sequence.
@@ -163,6 +182,7 @@ void scheduler::admit(clock::time_point now) {
             if (v < 0 || !park(v, waiting_.front(), now)) break;
             free_slot = v;
         }
+        pool_release_for(waiting_.front(), free_slot);
         seq_state next = std::move(waiting_.front());
         waiting_.pop_front();
         place(free_slot, std::move(next));

@@ -180,7 +180,7 @@ int run_worker(const worker_options &opts) {
     so.on_tick_end            = [&service] { service.flush_events(); };
     scheduler sched(*engine, so);
     sched.start();
-    llama_embedder embedder(llama->model(), opts.engine.ctx_size, llama->threads());
+    llama_embedder embedder(llama->model(), llama->n_ctx_seq(), llama->threads());
     model_facts facts        = read_model_facts(llama->model());
     facts.kv_bytes_per_token = llama->kv_bytes_per_token();
     facts.cache_type_k       = opts.engine.cache_type_k;

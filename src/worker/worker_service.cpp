@@ -303,7 +303,7 @@ grpc::Status worker_service::Health(grpc::ServerContext *, const pb::HealthReque
     reply->set_generated_tokens_total(st.generated_tokens);
     reply->set_preemptions(st.preemptions);
     reply->set_kv_used_cells(st.kv_used);
-    reply->set_kv_total_cells(static_cast<int64_t>(engine_->n_ctx_seq()) * engine_->n_seq_max());
+    reply->set_kv_total_cells(st.kv_total);
     reply->set_kv_bytes_per_token(facts_.kv_bytes_per_token);
     reply->set_cache_type_k(facts_.cache_type_k);
     reply->set_cache_type_v(facts_.cache_type_v);

@@ -98,6 +98,42 @@ int64_t kv_bytes_per_token(const llama_model *m, const llama_engine_options &opt
            static_cast<int64_t>(ggml_row_size(tk, n_kv * k_len) + ggml_row_size(tv, n_kv * v_len));
 }
 
+void size_kv(const llama_model *m, llama_engine_options &opts, bool pooled, int64_t gpu_free,
+             std::string &why) {
+    constexpr int32_t k_stream_ctx = 8192;  // a stream's default context (before the pool)
+    const int32_t train            = llama_model_n_ctx_train(m);
+    if (!pooled) {
+        if (opts.ctx_size <= 0)
+            opts.ctx_size = train > 0 ? std::min(train, k_stream_ctx) : k_stream_ctx;
+        if (opts.parallel <= 0) opts.parallel = auto_sequences(m, opts, why, gpu_free);
+        why = std::to_string(opts.parallel) + " streams of " + std::to_string(opts.ctx_size) +
+              " tokens" + (why.empty() ? "" : " (" + why + ")");
+        return;
+    }
+    const int64_t per_token = kv_bytes_per_token(m, opts);
+    std::string how;
+    if (opts.kv_memory > 0) {
+        opts.pool_cells = opts.kv_memory / per_token;
+        how             = "--kv-memory " + std::to_string(opts.kv_memory >> 20) + " MiB";
+    } else if (opts.parallel > 0 && opts.ctx_size > 0) {
+        opts.pool_cells = int64_t(opts.parallel) * opts.ctx_size;
+        how             = "--parallel x --ctx-size";
+    } else {
+        llama_engine_options o = opts;
+        o.ctx_size             = k_stream_ctx;
+        o.parallel             = 0;
+        opts.pool_cells        = int64_t(auto_sequences(m, o, how, gpu_free)) * k_stream_ctx;
+    }
+    opts.pool_cells = std::clamp<int64_t>(opts.pool_cells, 256, int64_t(1) << 30);
+    if (opts.parallel <= 0) opts.parallel = std::clamp(opts.max_seqs, 1, 256);
+    const int64_t cap = opts.ctx_size > 0 ? opts.ctx_size : (train > 0 ? train : k_stream_ctx);
+    opts.ctx_size     = static_cast<int32_t>(std::min(cap, opts.pool_cells));
+    why               = "one pool of " + std::to_string(opts.pool_cells) + " tokens (" +
+          std::to_string((opts.pool_cells * per_token) >> 20) + " MiB; " + how + ") for up to " +
+          std::to_string(opts.parallel) + " sequences, at most " + std::to_string(opts.ctx_size) +
+          " tokens each";
+}
+
 int32_t auto_sequences(const llama_model *m, const llama_engine_options &opts, std::string &why,
                        int64_t gpu_free) {
     constexpr int32_t k_floor = 8;  // the fixed default before issue #18

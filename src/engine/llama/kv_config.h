@@ -44,7 +44,20 @@ int64_t kv_bytes_per_token(const llama_model *model, const llama_engine_options 
  * `gpu_free` > 0 (bytes free on the GPU devices the layers go to, issue #41): the KV cache
  * lives there, so auto takes a quarter of that instead of MemAvailable.
  */
-int32_t auto_sequences(const llama_model *model, const llama_engine_options &opts,
-                       std::string &why, int64_t gpu_free = 0);
+int32_t auto_sequences(const llama_model *model, const llama_engine_options &opts, std::string &why,
+                       int64_t gpu_free = 0);
+
+/**
+ * Fills in opts.ctx_size, opts.parallel and (pooled) opts.pool_cells (issue #36). Pooled: one
+ * KV pool whose size is --kv-memory, or --parallel x --ctx-size when both are given, or what
+ * auto_sequences gives 8,192-token sequences (the same bytes as the streams before the pool:
+ * a quarter of MemAvailable, at least 8 and at most --max-seqs sequences' worth); as many
+ * sequences as --parallel, else --max-seqs (at most 256, llama.cpp's LLAMA_MAX_SEQ), take
+ * cells from it as they hold tokens; one request may hold up to --ctx-size tokens, by default
+ * the model's training context, at most the pool. Not pooled: ctx_size defaults to 8,192 (at
+ * most the training context) and parallel to auto_sequences. `why` is for the log.
+ */
+void size_kv(const llama_model *model, llama_engine_options &opts, bool pooled, int64_t gpu_free,
+             std::string &why);
 
 }  // namespace sf

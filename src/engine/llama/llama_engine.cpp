@@ -94,18 +94,21 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     if (!shape)
         throw std::runtime_error("cannot load model (not a GGUF llama.cpp can read?): " +
                                  opts.model_path);
-    if (opts_.parallel <= 0) {
-        std::string why;
-        opts_.parallel = auto_sequences(shape, opts_, why, fit_layers ? gpu_free_bytes() : 0);
-        SF_LOG_INFO("engine", "sequences: %s", why.c_str());
-    }
-
-    int32_t threads =
-        opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
     // Recurrent and hybrid memories refuse partial removal, and a sliding-window cache has
     // dropped old cells: there, only whole saved states are reusable (ENGINE-NOTES.md).
     partial_ = !llama_model_is_recurrent(shape) && !llama_model_is_hybrid(shape) &&
                llama_model_n_swa(shape) == 0;
+    // With --kv-unified, one KV pool for all sequences where the memory is plain attention
+    // (kv_config.h says how big); otherwise a stream of ctx_size cells per sequence.
+    pooled_ = opts.kv_unified && partial_ && sf::kv_bytes_per_token(shape, opts_) > 0;
+    {
+        std::string why;
+        size_kv(shape, opts_, pooled_, fit_layers ? gpu_free_bytes() : 0, why);
+        SF_LOG_INFO("engine", "KV cache: %s", why.c_str());
+    }
+
+    int32_t threads =
+        opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
     if (opts.spec.type != spec_type::NONE) {
         if (partial_) {
             spec_draft_max_ = std::clamp(opts.spec.draft_max, 1, k_spec_draft_limit);
@@ -116,19 +119,20 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         }
     }
     llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = static_cast<uint32_t>(opts.ctx_size) * static_cast<uint32_t>(opts_.parallel);
+    cp.n_ctx                = static_cast<uint32_t>(pooled_ ? opts_.pool_cells
+                                                            : int64_t(opts_.ctx_size) * opts_.parallel);
     // Room for a full prefill budget plus one decode step per sequence (scheduler ticks), plus
     // each sequence's draft when speculating (the drafts ride on top of the planned tokens).
     const int32_t capacity = n_batch() + opts_.parallel * spec_draft_max_;
     cp.n_batch             = static_cast<uint32_t>(capacity);
     cp.n_ubatch            = cp.n_batch;
     cp.n_seq_max           = opts_.parallel;
-    // One KV stream per sequence (llama-server's default with -np): attention of a sequence
-    // runs over its own cells only. A unified pool makes every token attend (masked) over all
-    // sequences' cells: with 8 agents at 7,500 tokens, ggml's flash-attention kernel scanned
-    // 60k-cell masks per row and the agents ran at 0.6x llama-server's tokens/s. Prefixes
-    // move between streams as state copies (seq_share), not shared cells.
-    cp.kv_unified      = false;
+    // The pool (pooled_): every sequence's cells in one KV cache, a prefix shared by several
+    // sequences held once (seq_share), and flash attention visiting only each token's own
+    // cells (scripts/patches/llama-kq-ranges.patch; docs/ARCHITECTURE.md, "KV memory").
+    // Otherwise one stream per sequence (llama-server's default with -np): the default, as a
+    // sequence's arithmetic then never depends on where its cells are (ARCHITECTURE says why).
+    cp.kv_unified      = pooled_;
     threads_           = threads;
     cp.n_threads       = threads;
     cp.n_threads_batch = threads;
@@ -186,7 +190,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     SF_LOG_INFO("engine",
                 "loaded %s (%s): ctx %d per sequence x %d sequences, batch %d, %d threads, "
                 "speculation %s (draft max %d)",
-                opts.model_path.c_str(), model_name_.c_str(), opts.ctx_size, opts_.parallel,
+                opts.model_path.c_str(), model_name_.c_str(), opts_.ctx_size, opts_.parallel,
                 opts.batch_size, threads,
                 spec_draft_max_ > 0 ? spec_type_name(opts.spec.type) : "off", spec_draft_max_);
 }
@@ -437,18 +441,24 @@ int64_t llama_engine::seq_park(int seq) {
     return h;
 }
 
+// A state is restored into one run of free cells (llama-kv-cache.cpp state_read_meta): in a
+// shared pool that run may not exist yet; the state then stays parked.
 bool llama_engine::seq_unpark(int64_t handle, int seq) {
     auto it = impl_->parked.find(handle);
     if (it == impl_->parked.end()) return false;
+    impl_->forget_mtp(seq);
+    const auto &state = it->second.state;
+    if (llama_state_seq_set_data(impl_->ctx, state.data(), state.size(), seq) != state.size()) {
+        llama_memory_seq_rm(llama_get_memory(impl_->ctx), seq, -1, -1);
+        return false;
+    }
     impl::parked_seq p = std::move(it->second);
     impl_->parked.erase(it);
     impl_->parked_bytes -= p.state.size();
     impl_->free_sampler(seq);
     impl_->samplers.at(seq) = p.sampler;
     impl_->grammars.at(seq) = p.grammar;
-    impl_->forget_mtp(seq);
-    return llama_state_seq_set_data(impl_->ctx, p.state.data(), p.state.size(), seq) ==
-           p.state.size();
+    return true;
 }
 
 void llama_engine::seq_drop_parked(int64_t handle) {
@@ -464,11 +474,29 @@ size_t llama_engine::parked_bytes() const {
     return impl_->parked_bytes.load();
 }
 
+int64_t llama_engine::kv_cells_used() const {
+    return pooled_ ? llama_memory_n_cells_used(llama_get_memory(impl_->ctx)) : -1;
+}
+
+int64_t llama_engine::kv_cells_total() const {
+    return pooled_ ? llama_memory_n_cells(llama_get_memory(impl_->ctx)) : -1;
+}
+
 // Streams are per sequence, and llama_memory_seq_cp across streams copies a whole stream
 // buffer only at the next decode (llama-kv-cache.cpp seq_cp): a state saved then would be
 // stale. A state copy (get/set, immediate) of the source's cells, then cutting the tail,
 // gives `dst` exactly positions [0, n).
+// In the shared pool (pooled_) the cells themselves are shared: `dst` gets positions [0, n)
+// of `src` as the same cells, no bytes copied; they are held once until neither keeps them.
 bool llama_engine::seq_share(int src, int dst, int32_t n) {
+    if (pooled_) {
+        llama_memory_t mem = llama_get_memory(impl_->ctx);
+        impl_->forget_mtp(dst);
+        llama_memory_seq_rm(mem, dst, -1, -1);
+        llama_memory_seq_cp(mem, src, dst, 0, n);
+        if (llama_memory_seq_pos_max(mem, dst) == n - 1) return true;
+        llama_memory_seq_rm(mem, dst, -1, -1);
+    }
     if (seq_save(src, impl_->share_scratch) && seq_load(dst, impl_->share_scratch.span()) &&
         seq_trim(dst, n))
         return true;

@@ -1,6 +1,7 @@
 // engine_i over llama.cpp (pinned v0.5.0): one model, one llama_context serving up to
-// `parallel` sequences, each with its own KV stream (kv_unified = false), llama.cpp `common`
-// for chat templates and samplers. Thread rules are those of engine_i.
+// `parallel` sequences, each with its own KV stream, or with --kv-unified from one KV pool
+// (plain attention models only), llama.cpp `common` for chat templates and samplers. Thread
+// rules are those of engine_i.
 #pragma once
 
 #include <memory>
@@ -17,10 +18,16 @@ namespace sf {
 /** Options to load a model (units: tokens, threads). */
 struct llama_engine_options {
     std::string model_path;
-    int32_t ctx_size = 8192;  // per-sequence context limit (prompt + generated)
-    // Concurrent sequences, each a KV stream of ctx_size cells; 0: auto_sequences (kv_config.h)
+    // Most tokens one sequence may hold (prompt + generated); 0: the model's training context
+    // in the pool (as far as the pool holds), else 8,192 (size_kv, kv_config.h).
+    int32_t ctx_size = 0;
+    // --kv-unified: one KV pool for all sequences (llama.cpp's kv_unified) where the model is
+    // plain attention; false: a stream of ctx_size cells per sequence, reserved whole.
+    bool kv_unified = false;
+    // Concurrent sequences; 0: max_seqs in the pool, or per stream auto_sequences (kv_config.h)
     // from kv_memory and max_seqs.
     int32_t parallel   = 0;
+    int64_t pool_cells = 0;    // set by size_kv: the pool's cells (pooled only)
     int32_t max_seqs   = 128;  // most sequences auto picks (vLLM's max_num_seqs)
     int64_t kv_memory  = 0;    // bytes of KV streams auto may use; 0: a quarter of MemAvailable
     int32_t batch_size = 512;  // prompt tokens per decode (tick budget; decode steps ride on top)
@@ -92,6 +99,8 @@ class llama_engine final : public engine_i {
     bool seq_unpark(int64_t handle, int seq) override;
     void seq_drop_parked(int64_t handle) override;
     size_t parked_bytes() const override;
+    int64_t kv_cells_used() const override;
+    int64_t kv_cells_total() const override;
     bool partial_prefixes() const override { return partial_; }
     bool seq_share(int src, int dst, int32_t n) override;
     bool seq_trim(int seq, int32_t n) override;
@@ -123,6 +132,7 @@ class llama_engine final : public engine_i {
     llama_engine_options opts_;
     std::string model_name_;
     bool partial_               = false;  // attention-only memory: prefixes can be shared and cut
+    bool pooled_                = false;  // one KV pool (kv_unified) for every sequence
     int32_t threads_            = 1;
     int64_t kv_bytes_per_token_ = 0;
     int32_t spec_draft_max_     = 0;  // 0: speculation off

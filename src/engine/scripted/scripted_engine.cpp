@@ -77,13 +77,14 @@ int64_t scripted_engine::seq_park(int seq) {
 }
 
 bool scripted_engine::seq_unpark(int64_t handle, int seq) {
+    if (!inner_.seq_unpark(handle, seq)) return false;  // still parked (engine.h)
     running_.erase(seq);
     auto it = parked_.find(handle);
     if (it != parked_.end()) {
         running_[seq] = std::move(it->second);
         parked_.erase(it);
     }
-    return inner_.seq_unpark(handle, seq);
+    return true;
 }
 
 void scripted_engine::seq_drop_parked(int64_t handle) {

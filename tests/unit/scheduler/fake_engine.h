@@ -27,6 +27,14 @@ class fake_engine : public engine_i {
   public:
     int32_t n_ctx_seq() const override { return ctx; }
     int32_t n_seq_max() const override { return seqs; }
+    // pool: `capacity` cells shared by every sequence (--kv-unified), counted as held tokens.
+    int64_t kv_cells_total() const override { return pool ? int64_t(capacity) : -1; }
+    int64_t kv_cells_used() const override {
+        if (!pool) return -1;
+        int64_t n = 0;
+        for (const auto &[s, toks] : mem) n += int64_t(toks.size());
+        return n;
+    }
     int32_t n_batch() const override { return batch; }
     int32_t n_vocab() const override { return vocab; }
     std::vector<token_id> tokenize(std::string_view text, bool) const override {
@@ -193,9 +201,10 @@ class fake_engine : public engine_i {
     bool partial            = true;  // attention-like memory
     bool sample_from_memory = false;
     bool warm_up_throws     = false;
-    std::thread::id warmed_on;                     // the thread warm_up() ran on
-    size_t capacity                         = 0;   // cells in all sequences' memory; 0: unbounded
-    static constexpr size_t bytes_per_token = 16;  // >= sizeof(token_id): saves hold the ids
+    std::thread::id warmed_on;                    // the thread warm_up() ran on
+    size_t capacity                         = 0;  // cells in all sequences' memory; 0: unbounded
+    bool pool                               = false;  // kv_cells_*: capacity is a shared pool
+    static constexpr size_t bytes_per_token = 16;     // >= sizeof(token_id): saves hold the ids
     std::map<int, std::vector<token_id>> mem;
     std::map<int64_t, std::vector<token_id>> parked_mem;
     int bad_positions = 0;  // a batch item whose position did not follow the memory

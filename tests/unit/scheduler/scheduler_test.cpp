@@ -19,12 +19,13 @@ sf::scheduler_options opts(int budget, int chunk) {
 
 std::shared_ptr<sf::event_channel> submit(sf::scheduler &s, const std::string &id, int prompt_len,
                                           int max_tokens, std::vector<std::string> stops = {},
-                                          sf::priority_class cls = sf::priority_class::NORMAL) {
+                                          sf::priority_class cls = sf::priority_class::NORMAL,
+                                          sf::token_id fill      = 10) {
     auto ch = std::make_shared<sf::event_channel>();
     sf::sequence_request r;
     r.session_id = id;
     r.cls        = cls;
-    r.prompt.assign(prompt_len, 10);
+    r.prompt.assign(prompt_len, fill);
     r.sampling.max_tokens = max_tokens;
     r.stops               = std::move(stops);
     r.channel             = ch;
@@ -536,4 +537,64 @@ TEST(Scheduler, AFailedDecodeFailsOnlyTheSequenceThatCausedIt) {
     EXPECT_EQ(eng.bad_positions, 0);
     // The first tick held all four (the failed decode), then its parts were decoded.
     EXPECT_EQ(s.stats().max_sequences_per_tick, 4);
+}
+
+// One KV pool (--kv-unified, scheduler_pool.cpp): a request asks for cells as well as a slot.
+// An interactive request that does not fit beside a batch sequence parks it (its cells freed)
+// and the batch sequence resumes exactly afterwards; a same-class request that does not fit
+// waits for cells and is served when they are free; the engine never runs out of cells.
+static void use_pool(sf::test::fake_engine &eng) {
+    eng.seqs            = 4;
+    eng.capacity        = 100;  // cells shared by the sequences
+    eng.pool            = true;
+    eng.decode_sleep_us = 1000;
+}
+
+TEST(Scheduler, KvPoolAnInteractiveRequestThatDoesNotFitParksABatchSequenceWhichResumesExactly) {
+    sf::test::fake_engine eng;
+    use_pool(eng);
+    sf::scheduler s(eng, opts(64, 64));
+    auto batch = submit(s, "batch", 60, 30, {}, sf::priority_class::BATCH);
+    s.start();
+    session_event first;
+    ASSERT_TRUE(batch->pop(first, 5s));  // it holds 61 of the 100 cells
+    auto chat     = submit(s, "chat", 45, 5, {}, sf::priority_class::INTERACTIVE, 20);
+    auto chat_evs = drain(*chat);
+    ASSERT_EQ(chat_evs.back().reason, sf::finish_reason::LENGTH);
+    auto r = drain(*batch);
+    s.stop();
+    EXPECT_EQ(s.stats().preemptions, 1u);
+    ASSERT_EQ(eng.unparked.size(), 1u);
+    ASSERT_EQ(r.back().reason, sf::finish_reason::LENGTH);
+    auto t = tokens_of(r);
+    ASSERT_EQ(t.size(), 29u);
+    for (size_t i = 0; i < t.size(); ++i) EXPECT_EQ(t[i].token, static_cast<int>(12 + i));
+}
+
+TEST(Scheduler, KvPoolASameClassRequestThatDoesNotFitWaitsForCellsAndIsServed) {
+    sf::test::fake_engine eng;
+    use_pool(eng);
+    sf::scheduler s(eng, opts(64, 64));
+    auto a = submit(s, "a", 60, 30);
+    s.start();
+    session_event first;
+    ASSERT_TRUE(a->pop(first, 5s));
+    // 50 + a's 90 > 100: b waits (nothing of a lower class to park), then runs.
+    auto b  = submit(s, "b", 50, 10, {}, sf::priority_class::NORMAL, 100);
+    auto ra = drain(*a), rb = drain(*b);
+    s.stop();
+    EXPECT_EQ(s.stats().preemptions, 0u);
+    // Every decode found its cells (the fake's decode fails beyond 100): both complete.
+    ASSERT_EQ(ra.back().reason, sf::finish_reason::LENGTH);
+    ASSERT_EQ(rb.back().reason, sf::finish_reason::LENGTH);
+    auto tb = tokens_of(rb);
+    ASSERT_EQ(tb.size(), 10u);
+    for (size_t i = 0; i < tb.size(); ++i) EXPECT_EQ(tb[i].token, static_cast<int>(101 + i));
+    // No decode carried both: b waited for a's cells (a's tokens are 10..40, b's 100..110).
+    for (const auto &call : eng.calls) {
+        bool has_a = false, has_b = false;
+        for (const auto &it : call)
+            for (auto t : it.tokens) (t < 100 ? has_a : has_b) = true;
+        EXPECT_FALSE(has_a && has_b);
+    }
 }
