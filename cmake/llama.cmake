@@ -52,8 +52,10 @@ endif()
 if(EXISTS "${LLAMA_BUILD}/ggml/src/ggml-cuda/libggml-cuda.a")
   find_package(CUDAToolkit REQUIRED)
   _sf_import(sf_ggml_cuda ggml/src/ggml-cuda/libggml-cuda.a)
+  # As ggml-cuda links itself without GGML_STATIC (ggml/src/ggml-cuda/CMakeLists.txt): the
+  # shared CUDA runtime and cuBLAS, as the llama-server of the same build does.
   set_target_properties(sf_ggml_cuda PROPERTIES INTERFACE_LINK_LIBRARIES
-    "sf_ggml_base;CUDA::cudart_static;CUDA::cublas_static;CUDA::cublasLt_static;CUDA::cuda_driver")
+    "sf_ggml_base;CUDA::cudart;CUDA::cublas;CUDA::cuda_driver")
   list(APPEND _sf_gpu_backends sf_ggml_cuda)
   set(SUPERFLUID_GPU_FLAVOR "cuda")
 endif()

@@ -11,6 +11,16 @@
 #   SUPERFLUID_GPU        backend flavor: auto (default), cpu, vulkan, cuda, metal
 #                         (scripts/gpu-flavor.sh says which auto picks; each flavor is cached apart)
 #   JOBS                  parallel build jobs (default: nproc)
+#   SUPERFLUID_CUDA_ARCHS cuda flavor: CMAKE_CUDA_ARCHITECTURES (default: native, the GPUs present;
+#                         ggml's default list of every architecture takes several times longer)
+#   SUPERFLUID_LLAMA_SRC_TGZ  build from this source archive instead of the npm package: one that
+#                         `llama-cpp.sh --export-src` wrote (the pinned tree with this flavor's
+#                         patches applied), for machines without npm or git (scripts/device-check.sh)
+#
+# Usage: llama-cpp.sh                      build (or find) the cached build, print its directory
+#        llama-cpp.sh --export-src FILE    write the patched source of this flavor to FILE (.tgz):
+#                                          the targets' sources only (no docs, tests, vocabularies
+#                                          beyond the one mkmodel embeds, other backends), ~8 MB
 set -euo pipefail
 
 NPM_PKG="node-llama-cpp@3.22.1"
@@ -57,7 +67,7 @@ case $FLAVOR in
     CMAKE_FLAGS+=(-DGGML_VULKAN=ON)
     PATCHES+=("$(dirname "$0")/patches/llama-vulkan-old-toolchain.patch")
     ;;
-  cuda) CMAKE_FLAGS+=(-DGGML_CUDA=ON) ;;
+  cuda) CMAKE_FLAGS+=(-DGGML_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=${SUPERFLUID_CUDA_ARCHS:-native}") ;;
   metal) CMAKE_FLAGS+=(-DGGML_METAL=ON -DGGML_METAL_EMBED_LIBRARY=ON) ;;
 esac
 TARGETS=(llama llama-common llama-common-base cpp-httplib llama-server llama-bench)
@@ -68,6 +78,50 @@ DIR="$CACHE_ROOT/llama.cpp-${COMMIT:0:8}-$FLAGS_KEY"
 [[ $FLAVOR == cpu ]] || DIR="$CACHE_ROOT/llama.cpp-${COMMIT:0:8}-$FLAVOR-$FLAGS_KEY"
 
 log() { echo "[llama-cpp] $*" >&2; }
+
+PATCH_SUM="$( ((${#PATCHES[@]})) && cat "${PATCHES[@]}" | sha256sum | cut -c1-64)"
+SRC_MARK="llama.cpp $COMMIT patches $PATCH_SUM"
+
+# fetch_source DEST: the pinned tree, checksums verified, this flavor's patches applied.
+fetch_source() {
+  local dest=$1 tgz="$CACHE_ROOT/dl/$TGZ_NAME"
+  mkdir -p "$CACHE_ROOT/dl"
+  if [[ ! -f "$tgz" ]] || ! echo "$TGZ_SHA256  $tgz" | sha256sum -c --quiet - 2>/dev/null; then
+    log "fetching $NPM_PKG from the npm registry"
+    rm -f "$tgz"
+    (cd "$CACHE_ROOT/dl" && npm pack --silent "$NPM_PKG" >/dev/null)
+  fi
+  echo "$TGZ_SHA256  $tgz" | sha256sum -c --quiet - || { log "checksum mismatch for $tgz"; exit 1; }
+  tar -xzf "$tgz" -C "$dest" package/llama/gitRelease.bundle
+  local bundle="$dest/package/llama/gitRelease.bundle"
+  echo "$BUNDLE_SHA256  $bundle" | sha256sum -c --quiet - || { log "bundle checksum mismatch"; exit 1; }
+  git -c advice.detachedHead=false clone -q "$bundle" "$dest/src"
+  [[ "$(git -C "$dest/src" rev-parse HEAD)" == "$COMMIT" ]] || { log "unexpected commit"; exit 1; }
+  for p in "${PATCHES[@]}"; do
+    log "applying $(basename "$p")"
+    git -C "$dest/src" apply "$(cd "$(dirname "$p")" && pwd)/$(basename "$p")"
+  done
+  rm -rf "$dest/package"
+}
+
+if [[ ${1:-} == --export-src ]]; then
+  out=$(realpath -m "${2:?usage: llama-cpp.sh --export-src FILE}")
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  fetch_source "$tmp"
+  echo "$SRC_MARK" >"$tmp/src/.superfluid-src"
+  # What the targets build from: no docs, tests, examples, Python, other backends' sources, and
+  # of models/ only the vocabulary and chat template that mkmodel embeds.
+  keep=()
+  for e in "$tmp"/src/* "$tmp/src/.superfluid-src"; do
+    case ${e##*/} in docs | tests | benches | examples | gguf-py | media | models | pocs) ;; *) keep+=("${e##*/}") ;; esac
+  done
+  tar -czf "$out" -C "$tmp/src" --exclude=.git --exclude=./tools/server/webui \
+    --exclude='./ggml/src/ggml-'{vulkan,sycl,cann,opencl,musa,hip,webgpu,zdnn,zendnn,hexagon,openvino,virtgpu,et} \
+    "${keep[@]/#/./}" ./models/ggml-vocab-qwen2.gguf ./models/templates/Qwen-Qwen3-0.6B.jinja
+  log "wrote $out ($(du -h "$out" | cut -f1), the $FLAVOR flavor's patched source)"
+  exit 0
+fi
 
 if [[ -f "$DIR/.complete" ]]; then
   log "cached build: $DIR"
@@ -80,26 +134,17 @@ exec 9>"$CACHE_ROOT/.lock"
 flock 9
 if [[ -f "$DIR/.complete" ]]; then echo "$DIR"; exit 0; fi
 
-TGZ="$CACHE_ROOT/dl/$TGZ_NAME"
-if [[ ! -f "$TGZ" ]] || ! echo "$TGZ_SHA256  $TGZ" | sha256sum -c --quiet - 2>/dev/null; then
-  log "fetching $NPM_PKG from the npm registry"
-  rm -f "$TGZ"
-  (cd "$CACHE_ROOT/dl" && npm pack --silent "$NPM_PKG" >/dev/null)
-fi
-echo "$TGZ_SHA256  $TGZ" | sha256sum -c --quiet - || { log "checksum mismatch for $TGZ"; exit 1; }
-
 rm -rf "$DIR" "$DIR.tmp"
 mkdir -p "$DIR.tmp"
-tar -xzf "$TGZ" -C "$DIR.tmp" package/llama/gitRelease.bundle
-BUNDLE="$DIR.tmp/package/llama/gitRelease.bundle"
-echo "$BUNDLE_SHA256  $BUNDLE" | sha256sum -c --quiet - || { log "bundle checksum mismatch"; exit 1; }
-git -c advice.detachedHead=false clone -q "$BUNDLE" "$DIR.tmp/src"
-[[ "$(git -C "$DIR.tmp/src" rev-parse HEAD)" == "$COMMIT" ]] || { log "unexpected commit"; exit 1; }
-for p in "${PATCHES[@]}"; do
-  log "applying $(basename "$p")"
-  git -C "$DIR.tmp/src" apply "$(cd "$(dirname "$p")" && pwd)/$(basename "$p")"
-done
-rm -rf "$DIR.tmp/package"
+if [[ -n ${SUPERFLUID_LLAMA_SRC_TGZ:-} ]]; then
+  log "source from $SUPERFLUID_LLAMA_SRC_TGZ"
+  mkdir -p "$DIR.tmp/src"
+  tar -xzf "$SUPERFLUID_LLAMA_SRC_TGZ" -C "$DIR.tmp/src"
+  [[ "$(cat "$DIR.tmp/src/.superfluid-src" 2>/dev/null)" == "$SRC_MARK" ]] ||
+    { log "$SUPERFLUID_LLAMA_SRC_TGZ is not this flavor's patched tree (want: $SRC_MARK)"; exit 1; }
+else
+  fetch_source "$DIR.tmp"
+fi
 
 log "configuring the $FLAVOR flavor (flags key $FLAGS_KEY)"
 GEN=()

@@ -1,6 +1,7 @@
 // mkmodel: writes a tiny GGUF model with random weights (see mkmodel.h).
 //
-//   mkmodel --preset tiny|bench|qwen3-0.6b [--quant q4_k_m|q8_0] [--arch qwen3|llama|lfm2|glm4moe]
+//   mkmodel --preset tiny|bench|qwen3-0.6b|qwen3-32b [--quant q4_k_m|q8_0] [--arch
+//   qwen3|llama|lfm2|glm4moe]
 //           [--tokenizer qwen3|qwen2.5] [--seed N] [--eog-scale F] --out PATH
 //
 // Exit status: 0 written, 1 writing failed, 2 bad arguments.
@@ -18,7 +19,7 @@ int main(int argc, char **argv) {
     app.add_option("--preset", opt.preset, "model shape")
         ->check(CLI::IsMember(sf::mkmodel::presets()))
         ->capture_default_str();
-    app.add_option("--quant", opt.quant, "qwen3-0.6b: q4_k_m (default) or q8_0")
+    app.add_option("--quant", opt.quant, "qwen3-0.6b, qwen3-32b: q4_k_m (default) or q8_0")
         ->check(CLI::IsMember(sf::mkmodel::quants()));
     app.add_option("--arch", opt.arch, "architecture")
         ->check(CLI::IsMember(sf::mkmodel::archs()))

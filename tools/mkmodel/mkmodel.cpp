@@ -16,6 +16,8 @@
 #include <span>
 #include <string>
 #include <system_error>
+#include <thread>
+#include <vector>
 
 // Embedded assets (assets.S.in, generated into the build dir by CMake).
 extern "C" {
@@ -76,6 +78,10 @@ struct shape {
     ggml_type mat_type    = GGML_TYPE_F16;  // the other matrices
     ggml_type down_v_type = GGML_TYPE_F16;  // ffn_down and attn_v (Q4_K_M keeps them wider)
     uint32_t file_type    = 1;              // general.file_type (llama_ftype): MOSTLY_F16
+    // Rows seeded one by one from (seed, tensor, row) and filled on every core: for the
+    // large presets, where one generator stream per tensor would take minutes. The small
+    // presets keep one stream per tensor, so their files stay byte-identical to earlier ones.
+    bool row_seeded = false;
 };
 
 // The real Qwen3-0.6B (its config.json: hidden 1024, 28 layers, 16 heads, 8 KV heads, head
@@ -98,8 +104,24 @@ bool qwen3_06b(const std::string &quant, shape &out) {
     return false;
 }
 
+// Qwen3-32B's shapes (its config.json: hidden 5120, 64 layers, 64 heads, 8 KV heads, head dim
+// 128, intermediate 25600, 40,960 positions; 32.8 B parameters with the tied output layer
+// written here, where the real model has its own) at the same quantizations as qwen3-0.6b.
+// Q4_K_M is about 19 GB. For the device check's benches (issue #41), written on that machine.
+bool qwen3_32b(const std::string &quant, shape &out) {
+    if (!qwen3_06b(quant, out)) return false;
+    out.n_embd     = 5120;
+    out.n_layer    = 64;
+    out.n_head     = 64;
+    out.n_head_kv  = 8;
+    out.n_ff       = 25600;
+    out.row_seeded = true;
+    return true;
+}
+
 bool find_shape(const std::string &preset, const std::string &quant, shape &out) {
     if (preset == "qwen3-0.6b") return qwen3_06b(quant, out);
+    if (preset == "qwen3-32b") return qwen3_32b(quant, out);
     if (!quant.empty()) return false;  // the test presets have one layout each
     if (preset == "tiny") {
         out = {64, 2, 4, 2, 16, 192, 32768, GGML_TYPE_Q8_0};
@@ -275,11 +297,32 @@ std::vector<tensor_spec> tensor_specs(const shape &s, const std::string &arch) {
     return v;
 }
 
+// Writes matrix row `r` of `ts` (ne0 values) to `dst` in the tensor's type: random from
+// `rng`, or the identity_right pattern; the <|im_end|> embedding row scaled by `eog_scale`.
+void write_row(const tensor_spec &ts, int64_t r, splitmix64 &rng, float eog_scale,
+               std::vector<float> &row, char *dst) {
+    if (ts.fill == tensor_spec::init::identity_right) {
+        std::fill(row.begin(), row.end(), 0.0f);
+        row[size_t(ts.ne1 + r)] = 1.0f;
+    } else {
+        fill_uniform(rng, kWeightStd, row.data(), ts.ne0);
+    }
+    if (r == kImEnd && eog_scale != 1.0f && ts.name == "token_embd.weight")
+        for (float &x : row) x *= eog_scale;
+    if (ts.type == GGML_TYPE_F16) {
+        ggml_fp32_to_fp16_row(row.data(), reinterpret_cast<ggml_fp16_t *>(dst), ts.ne0);
+    } else {
+        ggml_quantize_chunk(ts.type, row.data(), dst, 0, 1, ts.ne0, nullptr);
+    }
+}
+
 // Creates the tensor in `ctx` and fills it. Random matrices use their own generator
-// stream, seeded from (seed, tensor name), so each tensor is independent of the others.
+// stream, seeded from (seed, tensor name), so each tensor is independent of the others;
+// with `row_seeded` each row has its own stream (seeded from the tensor's and the row index)
+// and rows are filled on every hardware thread, so the bytes do not depend on the count.
 // `eog_scale` multiplies the <|im_end|> row of token_embd (mkmodel.h).
 void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, uint64_t seed,
-                 float eog_scale) {
+                 float eog_scale, bool row_seeded) {
     ggml_tensor *t = ts.ne1 == 0  ? ggml_new_tensor_1d(ctx, ts.type, ts.ne0)
                      : ts.ne2 > 1 ? ggml_new_tensor_3d(ctx, ts.type, ts.ne0, ts.ne1, ts.ne2)
                                   : ggml_new_tensor_2d(ctx, ts.type, ts.ne0, ts.ne1);
@@ -287,26 +330,32 @@ void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, u
     if (ts.ne1 == 0) {
         float *d = static_cast<float *>(t->data);
         for (int64_t i = 0; i < ts.ne0; ++i) d[i] = 1.0f;
-    } else {
-        splitmix64 rng{splitmix64{seed}.next() ^ fnv1a(ts.name)};
+        gguf_add_tensor(gguf, t);
+        return;
+    }
+    const uint64_t tensor_seed = splitmix64{seed}.next() ^ fnv1a(ts.name);
+    const size_t row_size      = ggml_row_size(ts.type, ts.ne0);
+    char *data                 = static_cast<char *>(t->data);
+    const int64_t rows         = ts.ne1 * ts.ne2;
+    if (!row_seeded) {
+        splitmix64 rng{tensor_seed};
         std::vector<float> row(size_t(ts.ne0));
-        const size_t row_size = ggml_row_size(ts.type, ts.ne0);
-        for (int64_t r = 0; r < ts.ne1 * ts.ne2; ++r) {
-            if (ts.fill == tensor_spec::init::identity_right) {
-                std::fill(row.begin(), row.end(), 0.0f);
-                row[size_t(ts.ne1 + r)] = 1.0f;
-            } else {
-                fill_uniform(rng, kWeightStd, row.data(), ts.ne0);
-            }
-            if (r == kImEnd && eog_scale != 1.0f && ts.name == "token_embd.weight")
-                for (float &x : row) x *= eog_scale;
-            char *dst = static_cast<char *>(t->data) + size_t(r) * row_size;
-            if (ts.type == GGML_TYPE_F16) {
-                ggml_fp32_to_fp16_row(row.data(), reinterpret_cast<ggml_fp16_t *>(dst), ts.ne0);
-            } else {
-                ggml_quantize_chunk(ts.type, row.data(), dst, 0, 1, ts.ne0, nullptr);
-            }
+        for (int64_t r = 0; r < rows; ++r)
+            write_row(ts, r, rng, eog_scale, row, data + size_t(r) * row_size);
+    } else {
+        const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+        std::atomic<int64_t> next{0};
+        std::vector<std::thread> workers;
+        for (unsigned i = 0; i < n; ++i) {
+            workers.emplace_back([&] {
+                std::vector<float> row(size_t(ts.ne0));
+                for (int64_t r; (r = next.fetch_add(1)) < rows;) {
+                    splitmix64 rng{splitmix64{tensor_seed ^ uint64_t(r)}.next()};
+                    write_row(ts, r, rng, eog_scale, row, data + size_t(r) * row_size);
+                }
+            });
         }
+        for (auto &w : workers) w.join();
     }
     gguf_add_tensor(gguf, t);
 }
@@ -430,7 +479,7 @@ std::string write_atomically(const gguf_context *g, const std::string &out) {
 }  // namespace
 
 std::vector<std::string> presets() {
-    return {"tiny", "bench", "qwen3-0.6b"};
+    return {"tiny", "bench", "qwen3-0.6b", "qwen3-32b"};
 }
 
 std::vector<std::string> quants() {
@@ -465,15 +514,17 @@ std::string model_name(const options &opt) {
 std::string write_model(const options &opt, const std::string &out_path) {
     shape s{};
     if (!find_shape(opt.preset, opt.quant, s)) {
-        if (opt.preset == "qwen3-0.6b")
+        if (opt.preset == "qwen3-0.6b" || opt.preset == "qwen3-32b")
             return "unknown quant '" + opt.quant + "' (expected q4_k_m or q8_0)";
         if (!opt.quant.empty())
-            return "--quant is for the qwen3-0.6b preset (tiny and bench have one layout)";
-        return "unknown preset '" + opt.preset + "' (expected tiny, bench or qwen3-0.6b)";
+            return "--quant is for the qwen3-0.6b and qwen3-32b presets (tiny and bench have one "
+                   "layout)";
+        return "unknown preset '" + opt.preset +
+               "' (expected tiny, bench, qwen3-0.6b or qwen3-32b)";
     }
     if (opt.context_length > 0) s.n_ctx = opt.context_length;
-    if (opt.preset == "qwen3-0.6b" && opt.arch != "qwen3")
-        return "the qwen3-0.6b preset is Qwen3's shape: --arch qwen3 only";
+    if ((opt.preset == "qwen3-0.6b" || opt.preset == "qwen3-32b") && opt.arch != "qwen3")
+        return "the " + opt.preset + " preset is Qwen3's shape: --arch qwen3 only";
     if (opt.arch != "qwen3" && opt.arch != "llama" && opt.arch != "lfm2" && opt.arch != "glm4moe") {
         return "unknown arch '" + opt.arch + "' (expected qwen3, llama, lfm2 or glm4moe)";
     }
@@ -500,7 +551,8 @@ std::string write_model(const options &opt, const std::string &out_path) {
     add_hparams(g.get(), opt.arch, s);
     if (std::string err = add_tokenizer(g.get(), opt.tokenizer); !err.empty()) return err;
 
-    for (const auto &ts : specs) make_tensor(ctx.get(), g.get(), ts, opt.seed, opt.eog_scale);
+    for (const auto &ts : specs)
+        make_tensor(ctx.get(), g.get(), ts, opt.seed, opt.eog_scale, s.row_seeded);
 
     std::error_code ec;
     const std::filesystem::path parent = std::filesystem::path(out_path).parent_path();

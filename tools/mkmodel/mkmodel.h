@@ -26,6 +26,11 @@ struct options {
     ///  - "qwen3-0.6b": the real Qwen3-0.6B shapes (embedding 1024, 28 layers, 16 heads (8 KV),
     ///             head dim 128, FFN 3072, context 40,960) at `quant`, for benches where the
     ///             compute is realistic (issue #21): about 0.6 B parameters.
+    ///  - "qwen3-32b": Qwen3-32B's shapes (embedding 5120, 64 layers, 64 heads (8 KV), head dim
+    ///             128, FFN 25600, context 40,960) at `quant`, tied output layer (the real
+    ///             model has its own): 32.8 B parameters, about 19 GB at Q4_K_M and the same
+    ///             in memory while writing; rows filled on every core (about a minute on 16).
+    ///             For the GPU device check (scripts/device-check.sh, issue #41).
     /// tiny and bench: context length 32,768 tokens; all: vocabulary 151,936 tokens, tied
     /// output layer.
     std::string preset = "tiny";
@@ -52,9 +57,9 @@ struct options {
     /// llama-server caps a slot's context at it, so long-context benches (bench endurance's
     /// 50K tokens) need more than the test presets' 32,768. Part of the name when set.
     uint32_t context_length = 0;
-    /// qwen3-0.6b only, one of quants(): "q4_k_m" (default: Q4_K matrices, Q6_K ffn_down, attn_v
-    /// and embedding; 412 MB) or "q8_0" (about 640 MB). Empty for tiny and bench. Part of
-    /// the name when set.
+    /// qwen3-0.6b and qwen3-32b only, one of quants(): "q4_k_m" (default: Q4_K matrices, Q6_K
+    /// ffn_down, attn_v and embedding; 412 MB) or "q8_0" (about 640 MB). Empty for tiny and bench.
+    /// Part of the name when set.
     std::string quant;
     /// Vocabulary, one of tokenizers(): "qwen3" (default) or "qwen2.5", Qwen2.5's: the same
     /// BPE vocabulary with only its 22 special tokens (ids 151643-151664; 151665-151668 stay

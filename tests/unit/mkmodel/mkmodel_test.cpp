@@ -96,7 +96,8 @@ class MkmodelTest : public ::testing::Test {
 };
 
 TEST_F(MkmodelTest, ListsPresetsAndArchs) {
-    EXPECT_EQ(mk::presets(), (std::vector<std::string>{"tiny", "bench", "qwen3-0.6b"}));
+    EXPECT_EQ(mk::presets(),
+              (std::vector<std::string>{"tiny", "bench", "qwen3-0.6b", "qwen3-32b"}));
     EXPECT_EQ(mk::quants(), (std::vector<std::string>{"q4_k_m", "q8_0"}));
     EXPECT_EQ(mk::archs(), (std::vector<std::string>{"qwen3", "llama", "lfm2", "glm4moe"}));
     EXPECT_EQ(mk::model_name({}), "superfluid-tiny-qwen3-s1");
@@ -121,6 +122,10 @@ TEST_F(MkmodelTest, RejectsBadOptions) {
     llama_06b.preset = "qwen3-0.6b";
     llama_06b.arch   = "llama";
     EXPECT_NE(mk::write_model(llama_06b, (dir_ / "e.gguf").string()), "");
+    mk::options llama_32b;  // likewise, refused before any weight is made
+    llama_32b.preset = "qwen3-32b";
+    llama_32b.arch   = "llama";
+    EXPECT_NE(mk::write_model(llama_32b, (dir_ / "f.gguf").string()), "");
     EXPECT_TRUE(fs::is_empty(dir_)) << "no file or temporary left behind";
 }
 
