@@ -23,13 +23,14 @@ async function complete(server, prompt, maxTokens, extra = {}) {
       stream_options: { include_usage: true }, ...extra }),
   });
   assert.equal(res.status, 200, await (res.status === 200 ? '' : res.text()));
-  const out = { text: '', firstAt: 0, doneAt: 0, usage: null };
+  const out = { text: '', firstAt: 0, doneAt: 0, usage: null, finish: null };
   for await (const { data } of sseFrames(res)) {
     if (data === '[DONE]') continue;
     const j = JSON.parse(data);
     assert.equal(j.error, undefined, data);
     if (j.usage) out.usage = j.usage;
     const piece = j.choices?.[0]?.text ?? '';
+    if (j.choices?.[0]?.finish_reason) out.finish = j.choices[0].finish_reason;
     if (piece && !out.firstAt) out.firstAt = performance.now();
     out.text += piece;
   }
@@ -84,7 +85,7 @@ test('--kv-unified: 8 requests of ~19k tokens sharing an ~18k-token prefix run a
   }
 });
 
-test('--kv-unified --kv-memory smaller than four requests together: each fits alone, all complete with the text they have alone', { timeout: 900_000 }, async () => {
+test('--kv-unified --kv-memory smaller than four requests together: each fits alone, none fails, all complete their full answer', { timeout: 900_000 }, async () => {
   // The flags under test: a pool of 1 MiB, a few thousand cells of the tiny model.
   const server = await startServer(['--kv-unified', '--kv-memory', '1']);
   try {
@@ -115,10 +116,22 @@ test('--kv-unified --kv-memory smaller than four requests together: each fits al
     stop = true;
     await watcher;
     const parked = (await server.metrics()).num_preemptions_total - before;
+    // Texts are not compared with the runs alone: in the pool, cells of sequences prefilled in
+    // the same ticks interleave and a parked one comes back elsewhere, so attention sums in
+    // another grouping and a near-tie can take another token (docs/ARCHITECTURE.md, "KV memory":
+    // why the pool is not the default; a clean-clone CI run differed after ~90% of one answer).
+    // Reported: how far each matches its run alone.
+    const same = (a, b) => {
+      let n = 0;
+      while (n < a.length && a[n] === b[n]) n++;
+      return n;
+    };
     for (let i = 0; i < 4; i++) {
       assert.equal(together[i].usage.completion_tokens, GEN, `request ${i} completed`);
-      assert.equal(together[i].text, alone[i].text, `request ${i}: the text it has alone`);
+      assert.equal(together[i].finish, 'length', `request ${i} ran to max_tokens`);
+      assert.ok(together[i].text.length > 0, `request ${i} has text`);
     }
+    console.log(`matching the runs alone: ${together.map((t, i) => `${same(t.text, alone[i].text)}/${alone[i].text.length}`).join(', ')} characters`);
     // The pool held them back: some waited for cells or were parked for them.
     assert.ok(maxWaiting > 0 || parked > 0, `waiting ${maxWaiting}, parked ${parked}, running ${maxRunning}`);
     assert.ok(maxRunning < 4 || parked > 0, `all four ran at once (${maxRunning}) and none was parked`);
