@@ -93,7 +93,7 @@ async function stream(server, body, onFrame, onStart) {
     body: JSON.stringify(body),
   });
   assert.equal(res.status, 200);
-  const out = { session: res.headers.get('x-superfluid-session'), text: '', ids: [], error: null, done: false, stall: 0 };
+  const out = { session: res.headers.get('x-superfluid-session'), text: '', ids: [], pieces: [], error: null, done: false, stall: 0 };
   onStart?.(out.session);
   let last = Date.now();
   for await (const { id, data } of sseFrames(res)) {
@@ -105,11 +105,13 @@ async function stream(server, body, onFrame, onStart) {
     }
     const j = JSON.parse(data);
     if (j.error) out.error = j.error;
-    out.text += (j.choices?.[0]?.delta?.reasoning_content ?? '') + (j.choices?.[0]?.delta?.content ?? '');
+    const piece = (j.choices?.[0]?.delta?.reasoning_content ?? '') + (j.choices?.[0]?.delta?.content ?? '');
+    out.text += piece;
     // Only frames that carry a token count (they have an SSE id): the first chunk (the role)
     // has none, and counting it let the kill fire before the victim had any token (seen once).
     if (id) {
       out.ids.push(id);
+      out.pieces.push(piece);
       onFrame?.();
     }
   }
@@ -119,20 +121,15 @@ async function stream(server, body, onFrame, onStart) {
 let reference = null; // the one-node run of story(0..7), set by the kill test
 
 /**
- * Every stream ended normally with the reference text and the reference's SSE ids, and the journal
- * holds indices 0..MAX_TOKENS-1 exactly once for its session.
+ * Every stream ended normally with the reference text and the reference's SSE ids (a moved stream:
+ * up to its resume point, then possibly another token at a near-tie), and the journal holds
+ * indices 0..MAX_TOKENS-1 exactly once for its session.
  */
 async function checkStreams(out, ref, max = MAX_TOKENS) {
   for (let i = 0; i < out.length; i++) {
     const o = out[i];
     assert.equal(o.error, null, `stream ${i}: no error`);
     assert.equal(o.done, true, `stream ${i}: [DONE]`);
-    assert.equal(o.text, ref[i].text, `stream ${i}: the reference text`);
-    const idx = o.ids.map((id) => Number(id.split(':')[1]));
-    // The frames an uninterrupted run sends, id for id (a token whose text is held back — part
-    // of a UTF-8 character, a possible stop string — sends no frame of its own there either).
-    for (let k = 1; k < idx.length; k++) assert.ok(idx[k] > idx[k - 1], `stream ${i}: ids increase`);
-    assert.deepEqual(o.ids, ref[i].ids.map((id) => id.replace(ref[i].session, o.session)), `stream ${i}: the reference's ids`);
     const st = await (await fetch(`${head.url}/v1/sessions/${o.session}`)).json();
     assert.equal(st.usage.completion_tokens, max);
     // The journal's record of where it ran: increasing epochs, each from a later token.
@@ -144,6 +141,30 @@ async function checkStreams(out, ref, max = MAX_TOKENS) {
       assert.ok(p.epoch > st.placements[k - 1].epoch, `stream ${i}: placement epochs increase`);
       assert.ok(p.from_index >= st.placements[k - 1].from_index, `stream ${i}: resume points advance`);
     });
+    const refIds = ref[i].ids.map((id) => id.replace(ref[i].session, o.session));
+    // A moved stream is prefilled again on its new node in other batch shapes than its tokens
+    // were first computed in, and a later token whose top scores nearly tie can come out the
+    // other way (README, "Kill soak": `diverged`). Allowed only there: every frame before the
+    // first resume point is the reference's, and the count of tokens is (above and below).
+    const index = (id) => Number(id.split(':')[1]);
+    if (o.text !== ref[i].text && st.placements.length > 1) {
+      const from = st.placements[1].from_index;
+      const before = (ids) => ids.filter((id) => index(id) < from).length;
+      const n = before(o.ids);
+      assert.equal(n, before(refIds), `stream ${i}: the frames before the resume point (token ${from})`);
+      assert.deepEqual(o.ids.slice(0, n), refIds.slice(0, n), `stream ${i}: the reference's ids before the resume point`);
+      assert.equal(o.pieces.slice(0, n).join(''), ref[i].pieces.slice(0, n).join(''), `stream ${i}: the reference's text before the resume point`);
+      let k = 0;
+      while (k < o.text.length && o.text[k] === ref[i].text[k]) k++;
+      console.log(`stream ${i}: moved at token ${from}, diverged from the reference after ${k} of ${ref[i].text.length} characters (a near-tie after the resume)`);
+    } else {
+      assert.equal(o.text, ref[i].text, `stream ${i}: the reference text`);
+      // The frames an uninterrupted run sends, id for id (a token whose text is held back — part
+      // of a UTF-8 character, a possible stop string — sends no frame of its own there either).
+      assert.deepEqual(o.ids, refIds, `stream ${i}: the reference's ids`);
+    }
+    const idx = o.ids.map(index);
+    for (let k = 1; k < idx.length; k++) assert.ok(idx[k] > idx[k - 1], `stream ${i}: ids increase`);
     if (hasSqlite) {
       const db = join(head.stateDir, 'journal.db');
       const q = `SELECT count(*), count(DISTINCT idx), min(idx), max(idx) FROM tokens WHERE session = '${o.session}'`;
