@@ -54,8 +54,9 @@ phase_end() { log "== $1 done in $((SECONDS - PHASE_T0)) s"; }
 # The packages CMakeLists.txt and src/CMakeLists.txt find (scripts/setup.sh installs the same).
 ROOTS=(libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libssl-dev
   libsqlite3-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libboost1.74-dev)
-# What every glibc system with a C++ compiler has; not carried (a newer copy is there).
-BASE_RE='^(gcc-[0-9]+-base|lib(asan|atomic|gomp|itm|lsan|quadmath|tsan|ubsan)[0-9]+|libc6(-dev)?|libc-dev-bin|libcrypt(1|-dev)|libgcc-[0-9]+-dev|libgcc-s1|libstdc\+\+(6|-[0-9]+-dev)|libnsl(2|-dev)|libtirpc.*|linux-libc-dev|rpcsvc-proto|pkgconf.*|libpkgconf3|libdb5\.3)$'
+# What every glibc system with a C++ compiler has; not carried (a newer copy is there). pkgconf
+# is carried: gRPC's CMake config finds re2 through pkg-config.
+BASE_RE='^(gcc-[0-9]+-base|lib(asan|atomic|gomp|itm|lsan|quadmath|tsan|ubsan)[0-9]+|libc6(-dev)?|libc-dev-bin|libcrypt(1|-dev)|libgcc-[0-9]+-dev|libgcc-s1|libstdc\+\+(6|-[0-9]+-dev)|libnsl(2|-dev)|libtirpc.*|linux-libc-dev|rpcsvc-proto|libdb5\.3)$'
 
 pack() {
   command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || die "pack needs apt-get and dpkg-deb (Debian 12)"
@@ -107,6 +108,8 @@ prepare() {
   if [[ ! -f $P/.complete ]]; then
     rm -rf "$P" && mkdir -p "$P"
     tar -xzf "$PACK/deps.tgz" -C "$P"
+    # The .pc files say prefix=/usr: point them at the prefix.
+    find "$P" -name '*.pc' -exec sed -i "s|=/usr\b|=$P/usr|" {} +
     touch "$P/.complete"
   fi
   # protoc and the gRPC plugin are Debian's executables: they get the prefix's libraries, the
@@ -116,6 +119,10 @@ prepare() {
     printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$P/$ARCH_LIB" "$P/usr/bin/$t" >"$WORK/bin/$t"
     chmod +x "$WORK/bin/$t"
   done
+  # pkg-config (Debian's pkgconf) that sees only the prefix's .pc files.
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s PKG_CONFIG_LIBDIR=%s exec %s "$@"\n' "$P/$ARCH_LIB" \
+    "$P/$ARCH_LIB/pkgconfig:$P/usr/share/pkgconfig" "$P/usr/bin/pkgconf" >"$WORK/bin/pkg-config"
+  chmod +x "$WORK/bin/pkg-config"
 }
 
 build() {
@@ -130,6 +137,7 @@ build() {
   cmake -S "$ROOT" -B "$WORK/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DSUPERFLUID_LLAMA_DIR="$llama" -DCMAKE_PREFIX_PATH="$P/usr" \
     -DProtobuf_PROTOC_EXECUTABLE="$WORK/bin/protoc" -DGRPC_CPP_PLUGIN="$WORK/bin/grpc_cpp_plugin" \
+    -DPKG_CONFIG_EXECUTABLE="$WORK/bin/pkg-config" \
     -DCMAKE_EXE_LINKER_FLAGS="$rpath" -DCMAKE_SHARED_LINKER_FLAGS="$rpath" >"$WORK/cmake.log" 2>&1 ||
     { tail -40 "$WORK/cmake.log"; die "configuring superfluid failed ($WORK/cmake.log)"; }
   cmake --build "$WORK/build" -j "$JOBS" --target superfluid mkmodel >"$WORK/build.log" 2>&1 ||
