@@ -9,7 +9,8 @@
 #
 #   scripts/device-check.sh pack     here (Debian 12 with apt and npm): writes .device/
 #       deps.tgz       our build dependencies (gRPC, protobuf, OpenSSL, SQLite, curl, CLI11,
-#                      GoogleTest, Boost's headers) downloaded as Debian 12 .deb files with the
+#                      Boost's headers, pkgconf; no GoogleTest: the tests are not built there,
+#                      -DSUPERFLUID_TESTS=OFF) downloaded as Debian 12 .deb files with the
 #                      libraries they need beyond glibc and the compiler's own, unpacked under
 #                      one prefix and pruned (no docs, static libraries, or Boost headers the
 #                      HTTP server does not include: the .debs themselves, ~37 MB, do not fit
@@ -53,7 +54,7 @@ phase_end() { log "== $1 done in $((SECONDS - PHASE_T0)) s"; }
 
 # The packages CMakeLists.txt and src/CMakeLists.txt find (scripts/setup.sh installs the same).
 ROOTS=(libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libssl-dev
-  libsqlite3-dev libcurl4-openssl-dev libcli11-dev libgtest-dev libboost1.74-dev)
+  libsqlite3-dev libcurl4-openssl-dev libcli11-dev libboost1.74-dev)
 # What every glibc system with a C++ compiler has; not carried (a newer copy is there). pkgconf
 # is carried: gRPC's CMake config finds re2 through pkg-config.
 BASE_RE='^(gcc-[0-9]+-base|lib(asan|atomic|gomp|itm|lsan|quadmath|tsan|ubsan)[0-9]+|libc6(-dev)?|libc-dev-bin|libcrypt(1|-dev)|libgcc-[0-9]+-dev|libgcc-s1|libstdc\+\+(6|-[0-9]+-dev)|libnsl(2|-dev)|libtirpc.*|linux-libc-dev|rpcsvc-proto|libdb5\.3)$'
@@ -135,7 +136,7 @@ build() {
   command -v ninja >/dev/null && gen=(-G Ninja)
   local rpath="-Wl,--disable-new-dtags,-rpath,$P/$ARCH_LIB"
   cmake -S "$ROOT" -B "$WORK/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DSUPERFLUID_LLAMA_DIR="$llama" -DCMAKE_PREFIX_PATH="$P/usr" \
+    -DSUPERFLUID_LLAMA_DIR="$llama" -DCMAKE_PREFIX_PATH="$P/usr" -DSUPERFLUID_TESTS=OFF \
     -DProtobuf_PROTOC_EXECUTABLE="$WORK/bin/protoc" -DGRPC_CPP_PLUGIN="$WORK/bin/grpc_cpp_plugin" \
     -DPKG_CONFIG_EXECUTABLE="$WORK/bin/pkg-config" \
     -DCMAKE_EXE_LINKER_FLAGS="$rpath" -DCMAKE_SHARED_LINKER_FLAGS="$rpath" >"$WORK/cmake.log" 2>&1 ||
