@@ -134,11 +134,15 @@ build() {
     JOBS=$JOBS bash "$ROOT/scripts/llama-cpp.sh" | tail -1)
   local gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
+  # The prefix's multiarch headers (openssl/opensslconf.h) are not on the compiler's own path as
+  # /usr/include/x86_64-linux-gnu is; its libraries are found at run time by DT_RPATH.
   local rpath="-Wl,--disable-new-dtags,-rpath,$P/$ARCH_LIB"
   cmake -S "$ROOT" -B "$WORK/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DSUPERFLUID_LLAMA_DIR="$llama" -DCMAKE_PREFIX_PATH="$P/usr" -DSUPERFLUID_TESTS=OFF \
     -DProtobuf_PROTOC_EXECUTABLE="$WORK/bin/protoc" -DGRPC_CPP_PLUGIN="$WORK/bin/grpc_cpp_plugin" \
     -DPKG_CONFIG_EXECUTABLE="$WORK/bin/pkg-config" \
+    -DCMAKE_CXX_FLAGS="-isystem $P/usr/include/x86_64-linux-gnu" \
+    -DCMAKE_C_FLAGS="-isystem $P/usr/include/x86_64-linux-gnu" \
     -DCMAKE_EXE_LINKER_FLAGS="$rpath" -DCMAKE_SHARED_LINKER_FLAGS="$rpath" >"$WORK/cmake.log" 2>&1 ||
     { tail -40 "$WORK/cmake.log"; die "configuring superfluid failed ($WORK/cmake.log)"; }
   cmake --build "$WORK/build" -j "$JOBS" --target superfluid mkmodel >"$WORK/build.log" 2>&1 ||
