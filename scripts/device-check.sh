@@ -31,9 +31,9 @@
 #   OUT              where the small results go (default: bench/results/device-check); report
 #                    copies there at most 8 files, each well under 16 MiB
 #   JOBS             build jobs (default: nproc)
-#   SF_DEVICE_FLAVOR cuda (default); cpu tries the build and model phases on a machine without a
-#                    GPU (how the script was tried: a Debian 12 chroot with only build-essential,
-#                    cmake and ninja, docs/gpu.md)
+#   SF_DEVICE_FLAVOR cuda (default); cpu tries the build phase on a machine without a GPU (how
+#                    the script was tried: a Debian 12 chroot with only build-essential, cmake
+#                    and ninja, docs/gpu.md)
 #
 # Phase times on the target (16 cores, H100) are not measured yet: no machine was lent in the
 # session that wrote this (README, "GPU device check").
