@@ -4,9 +4,11 @@
 #   sf::llama_common  llama.cpp's `common` (chat templates, Jinja, samplers, JSON schema → grammar)
 #   sf::httplib       the cpp-httplib copy the tree vendors
 #   sf::json          the nlohmann/json copy the tree vendors (header only)
-# Set SUPERFLUID_LLAMA_DIR to use an existing build directory instead of the cache.
+# Set SUPERFLUID_LLAMA_DIR to use an existing build directory instead of the cache. Unset (or
+# still the directory the script named last time), every configure asks scripts/llama-cpp.sh
+# again: a changed patch or flavor names another cached build, and an existing build tree follows.
 
-if(NOT SUPERFLUID_LLAMA_DIR)
+if(NOT SUPERFLUID_LLAMA_DIR OR SUPERFLUID_LLAMA_DIR STREQUAL "${SF_LLAMA_DIR_FROM_SCRIPT}")
   message(STATUS "llama.cpp: ensuring the cached build (scripts/llama-cpp.sh)")
   execute_process(
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/llama-cpp.sh
@@ -17,7 +19,8 @@ if(NOT SUPERFLUID_LLAMA_DIR)
     message(FATAL_ERROR "scripts/llama-cpp.sh failed (${_llama_rc})")
   endif()
   string(REGEX REPLACE ".*\n" "" _llama_dir "${_llama_out}")
-  set(SUPERFLUID_LLAMA_DIR "${_llama_dir}" CACHE PATH "llama.cpp cache directory (src/ and build/)")
+  set(SUPERFLUID_LLAMA_DIR "${_llama_dir}" CACHE PATH "llama.cpp cache directory (src/ and build/)" FORCE)
+  set(SF_LLAMA_DIR_FROM_SCRIPT "${_llama_dir}" CACHE INTERNAL "the directory llama-cpp.sh named")
 endif()
 message(STATUS "llama.cpp: ${SUPERFLUID_LLAMA_DIR}")
 
