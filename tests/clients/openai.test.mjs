@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startServer, until } from '../lib/server.mjs';
+import { contextLength, startServer, until } from '../lib/server.mjs';
 import { checkOpenAIStream, checkingFetch } from '../lib/event_grammar.mjs';
 import { validate } from '../lib/schema.mjs';
 
@@ -161,7 +161,9 @@ test('an unknown model is answered by the served model (its 404 is for --strict-
 });
 
 test('a prompt longer than the context is a 400 context_length_exceeded, also when streaming', async () => {
-  const long = 'lorem ipsum dolor sit amet '.repeat(3000); // far past 8192 tokens
+  // Past the per-request context, which on default flags is the model's training context.
+  const ctx = await contextLength(server);
+  const long = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(ctx / 4)); // ~6 tokens each
   for (const stream of [false, true]) {
     await assert.rejects(
       client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: long }], stream }),

@@ -2,7 +2,7 @@
 // so the bytes are seen; every stream goes through the event-grammar checker.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../lib/server.mjs';
+import { contextLength, startServer } from '../lib/server.mjs';
 import { checkAnthropicStream } from '../lib/event_grammar.mjs';
 import { validate } from '../lib/schema.mjs';
 
@@ -196,7 +196,7 @@ test('B18 no split code point in Anthropic text deltas; joined text equals the n
 });
 
 test('B22 a prompt longer than the context is a 400 "prompt is too long" before any stream byte', async () => {
-  const long = 'word '.repeat(10000); // over the default 8,192-token context
+  const long = 'word '.repeat((await contextLength(server)) + 100); // ~1 token a word: past the context
   for (const streamFlag of [false, true]) {
     const r = await messages({ max_tokens: 8, stream: streamFlag, messages: [{ role: 'user', content: long }] });
     const e = assertAnthropicError(r, 400, 'invalid_request_error');

@@ -116,11 +116,11 @@ test('--kv-unified --kv-memory smaller than four requests together: each fits al
     stop = true;
     await watcher;
     const parked = (await server.metrics()).num_preemptions_total - before;
-    // Texts are not compared with the runs alone: in the pool, cells of sequences prefilled in
-    // the same ticks interleave and a parked one comes back elsewhere, so attention sums in
-    // another grouping and a near-tie can take another token (docs/ARCHITECTURE.md, "KV memory":
-    // why the pool is not the default; a clean-clone CI run differed after ~90% of one answer).
-    // Reported: how far each matches its run alone.
+    // Texts are not compared with the runs alone: where cells lie no longer changes attention's
+    // sums (KvPoolOrder in tests/unit/engine), but four decoding together share ubatches with
+    // each other's prefill, where alone a decode row was a lone row, and the repacked quantized
+    // matrix product rounds the two differently (docs/ARCHITECTURE.md, "KV memory"): over
+    // thousands of tokens a near-tie can take another token. Reported: how far each matches.
     const same = (a, b) => {
       let n = 0;
       while (n < a.length && a[n] === b[n]) n++;

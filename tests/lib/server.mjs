@@ -113,6 +113,18 @@ export async function startServer(args = [], { modelPath = model(), stateDir = m
 }
 
 /** Polls `fn` until it returns truthy (at most `ms`); returns the last value. */
+/**
+ * The most tokens one request may hold on `server` (its `/api/ps` context_length): on default
+ * flags the model's training context, as far as the KV pool holds. Tests that need a prompt
+ * past the context size it from this, not from a constant.
+ */
+export async function contextLength(server) {
+  const ps = await (await fetch(`${server.url}/api/ps`)).json();
+  const n = ps.models?.[0]?.context_length;
+  if (!(n > 0)) throw new Error(`no context_length in /api/ps: ${JSON.stringify(ps)}`);
+  return n;
+}
+
 export async function until(fn, ms = 20000, step = 100) {
   const deadline = Date.now() + ms;
   let v;
