@@ -113,7 +113,8 @@ class KvPoolOrder : public ::testing::Test {
 // (the tiled kernel) batched with another sequence's short chunk (the one-row kernel). Every
 // logit row of sequence 0 must be the same bits in both. (Its decode steps stay one row per
 // decode on both sides: ggml's matrix products for a 1-row and a 2-row batch round differently,
-// with streams as with the pool; that is batch size, not placement, and not what this tests.)
+// with streams as with the pool: 2-row steps here matched in a release run and differed in an
+// ASan CI run, 2 of 306 rows; that is batch size, not placement, and not what this tests.)
 TEST_F(KvPoolOrder, ASequencesLogitsDoNotDependOnWhereItsCellsLie) {
     constexpr int k_prompt = 100, k_steps = 300, k_chunk = 96;
     auto step_token = [](int i) { return static_cast<llama_token>(2000 + (i * 7) % 3000); };
@@ -152,11 +153,10 @@ TEST_F(KvPoolOrder, ASequencesLogitsDoNotDependOnWhereItsCellsLie) {
         auto mine  = run_of(0, k_prompt + k_steps, k_chunk, 2);
         chunk.insert(chunk.end(), mine.begin(), mine.end());
         beside.push_back(p.decode(chunk)[1]);
-        for (int i = 0; i < 4; ++i) {
-            auto out =
-                p.decode({{0, step_token(k_steps + i), k_prompt + k_steps + k_chunk + i, true},
-                          {3, step_token(i), 20 + i, true}});
-            beside.push_back(out[0]);
+        for (int i = 0; i < 4; ++i) {  // one row per decode again, 3's steps between
+            p.decode({{3, step_token(i), 20 + i, true}});
+            beside.push_back(p.decode(
+                {{0, step_token(k_steps + i), k_prompt + k_steps + k_chunk + i, true}})[0]);
         }
     }
 
