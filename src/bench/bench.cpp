@@ -52,7 +52,7 @@ std::vector<server_spec> server_specs(const bench_options &o) {
                      o.threads});
     const std::string standby = superfluid_standby(o);
     if (!standby.empty()) specs.back().args = {"--standby", standby};
-    if (o.kv_unified) specs.back().args.push_back("--kv-unified");
+    if (!o.kv_unified) specs.back().args.push_back("--no-kv-unified");
     std::vector<std::string> peer_spec;  // the same speculation on both servers
     if (o.spec_type != "none") {
         const std::string n = std::to_string(o.spec_draft_max);

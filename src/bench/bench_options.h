@@ -31,10 +31,10 @@ struct bench_options {
     // ours sized by KV memory, llama-server's 4 slots of the model's trained context), unless
     // --peer-parallel / --peer-ctx-size tune the peer (llama-server as a user would set it up).
     bool server_defaults     = false;
-    bool kv_unified          = false;  // Superfluid with --kv-unified (one KV pool)
-    int threads              = 0;      // inference threads (0 = engine default)
-    double request_timeout_s = 900;    // one HTTP request's read timeout
-    bool progress            = true;   // live progress on stderr
+    bool kv_unified          = true;  // Superfluid's KV pool (serve's default); false: streams
+    int threads              = 0;     // inference threads (0 = engine default)
+    double request_timeout_s = 900;   // one HTTP request's read timeout
+    bool progress            = true;  // live progress on stderr
 
     // priority (background agents) and endurance (trajectories); -1: the scenario's default,
     // 8 for priority, 1 for endurance (resolved by resolve_defaults)

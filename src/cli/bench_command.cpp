@@ -32,8 +32,9 @@ void add_bench_options(CLI::App &cmd, bench::bench_options &o) {
     cmd.add_flag("--server-defaults", o.server_defaults,
                  "Start both servers with their own context and slot defaults (no --ctx-size, "
                  "--parallel, -c, -np)");
-    cmd.add_flag("--kv-unified", o.kv_unified,
-                 "Superfluid with one KV pool for all sequences (serve --kv-unified)");
+    cmd.add_flag("--kv-unified,!--no-kv-unified", o.kv_unified,
+                 "Superfluid with one KV pool for all sequences (the default; --no-kv-unified: "
+                 "a KV stream per sequence, serve --no-kv-unified)");
     cmd.add_option("--peer-parallel", o.peer_parallel,
                    "llama-server's slots (-np), also with --server-defaults (0: as --parallel, "
                    "or its own default); its total context is --peer-ctx-size per slot")

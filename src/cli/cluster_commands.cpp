@@ -69,7 +69,8 @@ void add_cluster_commands(CLI::App &app, cluster_cli &c, serve_options &wf) {
         ->add_option("--ctx-size,-c", wf.ctx_size,
                      "Most tokens one request may hold (0: the model's training context)")
         ->capture_default_str();
-    c.join->add_flag("--kv-unified", wf.kv_unified, "One KV pool for all sequences");
+    c.join->add_flag("--kv-unified,!--no-kv-unified", wf.kv_unified,
+                     "One KV pool for all sequences (default; --no-kv-unified: a stream each)");
     c.join->add_option("--threads,-t", wf.threads, "CPU threads for inference (0 = all)")
         ->capture_default_str();
     c.join->add_option("--cache-dir", wf.cache_dir, "Prefix cache disk tier (\"off\": none)");

@@ -49,10 +49,11 @@ int main(int argc, char **argv) {
                      "training context, as far as the KV memory holds)")
         ->capture_default_str()
         ->check(CLI::Range(0, 1 << 20));
-    serve->add_flag("--kv-unified", so.kv_unified,
+    serve->add_flag("--kv-unified,!--no-kv-unified", so.kv_unified,
                     "One KV pool of --kv-memory that all sequences fill as they hold tokens (a "
-                    "shared prefix held once, --ctx-size up to the training context) instead of "
-                    "a stream of --ctx-size tokens reserved per sequence");
+                    "shared prefix held once, --ctx-size up to the training context; the "
+                    "default). --no-kv-unified: a stream of --ctx-size tokens (default 8,192) "
+                    "reserved per sequence");
     serve
         ->add_option("--parallel", so.parallel,
                      "Concurrent sequences (0: --max-seqs, taking cells from one KV pool of "

@@ -13,7 +13,7 @@ struct serve_options {
     std::string host      = "127.0.0.1";
     int port              = 8453;
     int ctx_size          = 0;      // most tokens per sequence; 0: the model's training context
-    bool kv_unified       = false;  // --kv-unified: one KV pool for all sequences, not streams
+    bool kv_unified       = true;   // one KV pool for all sequences; --no-kv-unified: streams
     bool ctx_size_given   = false;  // --ctx-size on the command line (a cap is warned about)
     int parallel          = 0;      // concurrent sequences; 0: from KV memory (kv_config.h)
     int max_seqs          = 128;    // most sequences when `parallel` is 0

@@ -253,10 +253,11 @@ launch_plan ollama(const launch_context &c) {
 // ~18735 tokens" under a smaller context; the others are the prompt_tokens the server journaled
 // for it (Codex 0.169.0 8,342; OpenCode 1.18.33 7,198, its title request 424; pi 0.73.1 1,390;
 // OpenClaw 2026.9.6 12,560) or the size a smaller context refused (Cline 3.0.65 5,352). The
-// minimum (launch's --ctx-size) holds that and the answers and tool results of a session's
-// first turns: 32,768 for Claude Code and Codex (issue #36: both fail their first turn under
-// serve's default of 8,192) and OpenClaw (13K, and it compacts once its window is full); 16,384
-// for OpenCode and Cline (twice their first request); 8,192 for pi (six times its first).
+// minimum (what launch checks a running server's context against) holds that and the answers
+// and tool results of a session's first turns: 32,768 for Claude Code and Codex (issue #36:
+// both failed their first turn under the streams' default of 8,192) and OpenClaw (13K, and it
+// compacts once its window is full); 16,384 for OpenCode and Cline (twice their first
+// request); 8,192 for pi (six times its first).
 // Hermes Agent is not installed here, so not measured: 32,768, as for the agents of its kind.
 // The Ollama CLI is a chat: no minimum.
 const std::vector<agent_def> &launch_agents() {

@@ -104,8 +104,7 @@ static void print_tail(const std::string &log, std::streamoff from_byte) {
 }
 
 bool ensure_server(const std::string &exe, const std::string &host, int port,
-                   const std::string &model, const std::string &state_dir, server_probe &out,
-                   int ctx_size) {
+                   const std::string &model, const std::string &state_dir, server_probe &out) {
     out = probe_server(host, port);
     if (out.ready) return true;
     pid_t pid = -1;
@@ -121,12 +120,7 @@ bool ensure_server(const std::string &exe, const std::string &host, int port,
              {std::string("--host"), host, std::string("--port"), std::to_string(port)})
             args.push_back(a);
         if (!state_dir.empty()) args.insert(args.end(), {"--state-dir", state_dir});
-        std::string shown = model;  // the command as printed: the model and --ctx-size
-        if (ctx_size > 0) {
-            args.insert(args.end(), {"--ctx-size", std::to_string(ctx_size)});
-            shown +=
-                (shown.empty() ? "" : " ") + std::string("--ctx-size ") + std::to_string(ctx_size);
-        }
+        const std::string &shown = model;  // the command as printed: the model, if named
         std::error_code ec;
         const auto size = std::filesystem::file_size(log, ec);
         log_start       = ec ? 0 : std::streamoff(size);

@@ -23,13 +23,12 @@ server_probe probe_server(const std::string &host, int port);
 
 /**
  * Makes sure a ready server answers on host:port, starting `exe serve` (`exe`: the superfluid
- * executable) with `model` ("" = default) and `--ctx-size ctx_size` (0: serve's default) when
- * none does. `state_dir` "" = the default. Prints progress to stderr; false on failure (with
- * the server log's tail printed).
+ * executable) with `model` ("" = default) and serve's defaults otherwise (the KV pool: each
+ * request up to the model's training context) when none does. `state_dir` "" = the default.
+ * Prints progress to stderr; false on failure (with the server log's tail printed).
  */
 bool ensure_server(const std::string &exe, const std::string &host, int port,
-                   const std::string &model, const std::string &state_dir, server_probe &out,
-                   int ctx_size = 0);
+                   const std::string &model, const std::string &state_dir, server_probe &out);
 
 /**
  * What `run` and `launch` print on exit when they started the server (`p.started_pid`): that

@@ -52,14 +52,16 @@ std::string priority_shown(const launch_context &c) {
     return c.priority.empty() ? "none (the server's default)" : c.priority;
 }
 
-// What --print says about context: the server's, judged for the agent, or the --ctx-size a
-// server launch starts would get.
+// What --print says about context: the server's, judged for the agent, or what a server launch
+// starts would give (serve's defaults: the KV pool, each request up to the training context).
 void print_context(const agent_def &a, const server_probe &server, const std::string &host,
                    int port) {
     if (a.min_context <= 0) return;
     if (!server.ready) {
-        printf("# no server answers: launch would start one with --ctx-size %d for %s\n",
-               a.min_context, a.name);
+        printf(
+            "# no server answers: launch would start `superfluid serve` (each request up to "
+            "the model's training context; %s works with at least %s tokens)\n",
+            a.name, with_commas(a.min_context).c_str());
         return;
     }
     const context_verdict v = judge_context(a, server, host, port, false);
@@ -168,8 +170,7 @@ int run_launch(const launch_options &o) {
     server_probe server;
     if (o.print) {
         server = probe_server(host, o.port);  // --print starts nothing
-    } else if (!ensure_server(o.superfluid_exe, host, o.port, o.model, o.state_dir, server,
-                              a->min_context)) {
+    } else if (!ensure_server(o.superfluid_exe, host, o.port, o.model, o.state_dir, server)) {
         return 1;
     }
     const char *home       = std::getenv("HOME");

@@ -36,7 +36,7 @@ test('aborting a stream frees the only sequence slot for the next request (B21)'
   });
   assert.ok(r.usage.completion_tokens >= 1);
   const after = await server.metrics();
-  // Without cancellation the aborted session would have run to its 8,192-token context first.
+  // Without cancellation the aborted session would have run to its context (32,768 tokens).
   const generated = after.generation_tokens_total - before.generation_tokens_total;
   assert.ok(generated < 2000, `the aborted session kept generating (${generated} tokens)`);
   assert.equal(await until(async () => (await server.metrics()).num_requests_running === 0), true);

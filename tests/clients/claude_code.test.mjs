@@ -12,9 +12,9 @@ import { CLAUDE, runClaude } from '../lib/claude.mjs';
 let server;
 
 before(async () => {
-  // Claude Code's default system prompt and 24 tool definitions are ~19k tokens: more than the
-  // default 8,192-token context.
-  server = await startServer(['--ctx-size', '32768']);
+  // Claude Code's default system prompt and 24 tool definitions are ~19k tokens: serve's
+  // default context (the model's training context, 32,768 for the tiny model) holds them.
+  server = await startServer();
 });
 after(async () => server && (await server.stop()));
 

@@ -1,5 +1,5 @@
-// One KV pool for every sequence (issue #36; --kv-unified, the flag under test: not the default
-// yet, docs/ARCHITECTURE.md "KV memory" says why): eight concurrent requests of
+// One KV pool for every sequence (issue #36; serve's default, docs/ARCHITECTURE.md "KV memory"):
+// on default flags, eight concurrent requests of
 // Claude Code's shape (an ~18k-token shared prefix, the agent's system prompt and tools, plus
 // ~1k tokens of their own) all run at once and hold the prefix about once; and with a pool
 // smaller than what they hold together (--kv-memory, the flag under test), requests that each
@@ -38,8 +38,8 @@ async function complete(server, prompt, maxTokens, extra = {}) {
   return out;
 }
 
-test('--kv-unified: 8 requests of ~19k tokens sharing an ~18k-token prefix run at once and hold the prefix once', { timeout: 900_000 }, async () => {
-  const server = await startServer(['--kv-unified']);
+test('default flags: 8 requests of ~19k tokens sharing an ~18k-token prefix run at once and hold the prefix once', { timeout: 900_000 }, async () => {
+  const server = await startServer();
   try {
     const prefix = words(12000, 1); // ~18k tokens
     // The agent's earlier turn: the system prompt and tools are in the server already.
@@ -85,9 +85,9 @@ test('--kv-unified: 8 requests of ~19k tokens sharing an ~18k-token prefix run a
   }
 });
 
-test('--kv-unified --kv-memory smaller than four requests together: each fits alone, none fails, all complete their full answer', { timeout: 900_000 }, async () => {
-  // The flags under test: a pool of 1 MiB, a few thousand cells of the tiny model.
-  const server = await startServer(['--kv-unified', '--kv-memory', '1']);
+test('--kv-memory smaller than four requests together: each fits alone, none fails, all complete their full answer', { timeout: 900_000 }, async () => {
+  // The flag under test: a pool of 1 MiB, a few thousand cells of the tiny model.
+  const server = await startServer(['--kv-memory', '1']);
   try {
     await complete(server, 'hello', 1); // the worker's counts are published from its first tick
     const cells = (await server.metrics()).kv_cache_cells;

@@ -179,8 +179,8 @@ test('launch starts the server in the background, runs the agent with its args, 
   const pid = Number(/pid (\d+)/.exec(r.stderr)?.[1]);
   if (pid) cleanup.push(async () => { try { process.kill(pid, 'SIGTERM'); } catch {} });
   assert.equal(r.code, 7, r.stderr); // the agent's exit code
-  // With the context pi needs (issue #36): launch_agents.cpp's minimum for pi, 8,192.
-  assert.match(r.stderr, new RegExp(`starting \`superfluid serve \\S+ --ctx-size 8192\` on 127\\.0\\.0\\.1:${port} \\(pid \\d+, log ${state}/launch/serve-${port}\\.log\\)`));
+  // With serve's defaults (issue #36): the KV pool gives each request the model's training context.
+  assert.match(r.stderr, new RegExp(`starting \`superfluid serve \\S+\` on 127\\.0\\.0\\.1:${port} \\(pid \\d+, log ${state}/launch/serve-${port}\\.log\\)`));
   assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200); // still running
   const s = readFileSync(seen, 'utf8');
   assert.match(s, /^ARGS --provider superfluid --model tiny-qwen3-1 --print hello\n/);
@@ -291,13 +291,15 @@ test('launch refuses a server whose context is too small for the agent, before t
   assert.match(no.stderr, /the model short on 127\.0\.0\.1:\d+ gives each request 16,384 tokens of context \(all it was trained for\); claude's first request needs about 19,000 \(at least 32,768 to work\): serve a model with a longer context/);
   const mid = join(dir, 'mid.gguf');
   execFileSync(MKMODEL, ['--preset', 'tiny', '--context-length', '24576', '--out', mid]);
-  const trained24k = await startServer([], { modelPath: mid }); // serve's default, 8,192
+  // --no-kv-unified: a stream per sequence, 8,192 tokens each by default, is a server too small
+  // for the agent that a restart with --ctx-size fixes (the pool, the default, gives 24,576).
+  const trained24k = await startServer(['--no-kv-unified'], { modelPath: mid });
   cleanup.push(() => trained24k.stop());
   const restart = await launch(trained24k);
   assert.equal(restart.code, 1, restart.stderr);
   assert.match(restart.stderr, /gives each request 8,192 tokens of context; .*restart it with `superfluid serve --port \d+ --ctx-size 24576` \(all its model mid was trained for\)/);
   await trained24k.stop();
-  const fullMid = await startServer(['--ctx-size', '24576'], { modelPath: mid });
+  const fullMid = await startServer([], { modelPath: mid }); // the default: all it was trained for
   cleanup.push(() => fullMid.stop());
   const warned = await launch(fullMid);
   assert.equal(warned.code, 0, warned.stderr);

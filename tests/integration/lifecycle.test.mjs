@@ -148,7 +148,7 @@ test('SIGTERM ends running requests promptly: streams get an error and [DONE], o
   assert.match((await p.json()).error.message, /shutting down/);
   const code = await exited;
   assert.equal(code, 0);
-  // It did not wait for the interrupted generations (each could run to its 8192-token context):
+  // It did not wait for the interrupted generations (each could run to its 32,768-token context):
   // a liveness bound, not a speed claim.
   assert.ok(Date.now() - t0 < 30000);
 });
@@ -162,7 +162,7 @@ test('a form-encoded body over 1 MiB is read as JSON, not refused as a form (413
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body,
     });
-    // The JSON was parsed: the prompt is then too long for the default 8,192-token context.
+    // The JSON was parsed: the prompt (600,000 words) is then too long for the default context.
     assert.equal(res.status, 400);
     assert.equal((await res.json()).error.code, 'context_length_exceeded');
     // Errors httplib produces itself carry exactly one CORS origin header (an allowed page's).

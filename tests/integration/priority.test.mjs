@@ -77,10 +77,11 @@ test('the class comes from body, service_tier, header, API key, config rules, th
 });
 
 test('a full class queue answers 429 with Retry-After; other classes are still admitted', async () => {
-  // The running stream must outlast the test: at the default 8,192 tokens the tiny model reached
-  // the end of its context in seconds on a loaded CI machine, the waiting request moved into the
-  // slot and the third was queued (200). 32,768 (the model's trained context) takes ~4x longer.
-  const server = await startServer(['--parallel', '1', '--max-queue', '1', '--ctx-size', '32768']);
+  // The running stream must outlast the test: at 8,192 tokens (the streams' default) the tiny
+  // model reached the end of its context in seconds on a loaded CI machine, the waiting request
+  // moved into the slot and the third was queued (200). serve's default, the model's training
+  // context (32,768), takes ~4x longer. --parallel 1 is the slot count under test.
+  const server = await startServer(['--parallel', '1', '--max-queue', '1']);
   try {
     const long = { max_tokens: 100000, ignore_eos: true, stream: true };
     const running = await post(server, { ...long, priority: 'batch' });

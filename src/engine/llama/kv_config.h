@@ -35,7 +35,7 @@ int64_t kv_bytes_per_token(const llama_model *model, const llama_engine_options 
 /**
  * How many sequences run at once when --parallel is not given (issue #18): admission is
  * bounded by KV memory and --max-seqs, not by a slot count. Each sequence has its own KV
- * stream of ctx_size tokens (llama_engine.cpp says why streams, not one pool), so the count is
+ * stream of ctx_size tokens (with --no-kv-unified; the pool's size uses it too), so the count is
  * what `kv_memory` bytes of streams hold, at most `max_seqs`. `kv_memory` 0 (auto): a quarter
  * of MemAvailable, never less than the 8 sequences that were the fixed default before (a
  * 24 GiB machine: 128 sequences of 8,192 tokens of the 42 M-parameter bench model, 2 GiB; 8 of

@@ -98,8 +98,8 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     // dropped old cells: there, only whole saved states are reusable (ENGINE-NOTES.md).
     partial_ = !llama_model_is_recurrent(shape) && !llama_model_is_hybrid(shape) &&
                llama_model_n_swa(shape) == 0;
-    // With --kv-unified, one KV pool for all sequences where the memory is plain attention
-    // (kv_config.h says how big); otherwise a stream of ctx_size cells per sequence.
+    // One KV pool for all sequences (kv_unified, serve's default) where the memory is plain
+    // attention (kv_config.h says how big); otherwise a stream of ctx_size cells per sequence.
     pooled_ = opts.kv_unified && partial_ && sf::kv_bytes_per_token(shape, opts_) > 0;
     {
         std::string why;
@@ -127,11 +127,11 @@ llama_engine::llama_engine(const llama_engine_options &opts)
     cp.n_batch             = static_cast<uint32_t>(capacity);
     cp.n_ubatch            = cp.n_batch;
     cp.n_seq_max           = opts_.parallel;
-    // The pool (pooled_): every sequence's cells in one KV cache, a prefix shared by several
-    // sequences held once (seq_share), and flash attention visiting only each token's own
-    // cells (scripts/patches/llama-kq-ranges.patch; docs/ARCHITECTURE.md, "KV memory").
-    // Otherwise one stream per sequence (llama-server's default with -np): the default, as a
-    // sequence's arithmetic then never depends on where its cells are (ARCHITECTURE says why).
+    // The pool (pooled_, serve's default): every sequence's cells in one KV cache, a prefix
+    // shared by several sequences held once (seq_share), flash attention visiting only each
+    // token's own cells in position order, and a batch cut into ubatches as for streams
+    // (scripts/patches/llama-kq-ranges.patch; docs/ARCHITECTURE.md, "KV memory"). Otherwise
+    // (--no-kv-unified, or a model whose memory is per sequence) one stream per sequence.
     cp.kv_unified      = pooled_;
     threads_           = threads;
     cp.n_threads       = threads;

@@ -1,6 +1,6 @@
 // engine_i over llama.cpp (pinned v0.5.0): one model, one llama_context serving up to
-// `parallel` sequences, each with its own KV stream, or with --kv-unified from one KV pool
-// (plain attention models only), llama.cpp `common` for chat templates and samplers. Thread
+// `parallel` sequences, from one KV pool (serve's default, plain attention models only) or each
+// with its own KV stream, llama.cpp `common` for chat templates and samplers. Thread
 // rules are those of engine_i.
 #pragma once
 
@@ -21,8 +21,9 @@ struct llama_engine_options {
     // Most tokens one sequence may hold (prompt + generated); 0: the model's training context
     // in the pool (as far as the pool holds), else 8,192 (size_kv, kv_config.h).
     int32_t ctx_size = 0;
-    // --kv-unified: one KV pool for all sequences (llama.cpp's kv_unified) where the model is
-    // plain attention; false: a stream of ctx_size cells per sequence, reserved whole.
+    // One KV pool for all sequences (llama.cpp's kv_unified; serve passes it by default) where
+    // the model is plain attention; false: a stream of ctx_size cells per sequence, reserved
+    // whole (serve --no-kv-unified).
     bool kv_unified = false;
     // Concurrent sequences; 0: max_seqs in the pool, or per stream auto_sequences (kv_config.h)
     // from kv_memory and max_seqs.

@@ -1,4 +1,4 @@
-// One KV pool for several sequences (llama.cpp's kv_unified, `serve --kv-unified`): a sequence's
+// One KV pool for several sequences (llama.cpp's kv_unified, serve's default): a sequence's
 // logits must not depend on where the pool put its cells. Drives the pinned llama.cpp with
 // scripts/patches/llama-kq-ranges.patch directly (the kernel and the per-token cell ranges are
 // what is under test), on mkmodel's tiny model, and compares logits bit for bit.
@@ -110,11 +110,13 @@ class KvPoolOrder : public ::testing::Test {
 // and beside others, its prompt after two other sequences' cells, its decoded tokens in a hole a
 // finished sequence left before the prompt (so by cell index they come before it), alternating
 // with another sequence's, more than 256 of them (the ranges are merged), then a 96-token chunk
-// (the tiled kernel) batched with another sequence's short chunk (the one-row kernel). Every
-// logit row of sequence 0 must be the same bits in both. (Its decode steps stay one row per
-// decode on both sides: ggml's matrix products for a 1-row and a 2-row batch round differently,
-// with streams as with the pool: 2-row steps here matched in a release run and differed in an
-// ASan CI run, 2 of 306 rows; that is batch size, not placement, and not what this tests.)
+// (the tiled kernel) batched with another sequence's chunk of the same length (a pool's batch
+// is cut as streams' are, the same rows per sequence in each ubatch: a shorter chunk beside it
+// would cut sequence 0's in two, alone it is one). Every logit row of sequence 0 must be the same
+// bits in both. (Its decode steps stay one row per decode on both sides: ggml's matrix products for
+// a 1-row and a 2-row batch round differently, with streams as with the pool: 2-row steps here
+// matched in a release run and differed in an ASan CI run, 2 of 306 rows; that is batch size, not
+// placement, and not what this tests.)
 TEST_F(KvPoolOrder, ASequencesLogitsDoNotDependOnWhereItsCellsLie) {
     constexpr int k_prompt = 100, k_steps = 300, k_chunk = 96;
     auto step_token = [](int i) { return static_cast<llama_token>(2000 + (i * 7) % 3000); };
@@ -149,12 +151,12 @@ TEST_F(KvPoolOrder, ASequencesLogitsDoNotDependOnWhereItsCellsLie) {
             p.decode({{2, step_token(i + 5), 60 + i, true}});
             beside.push_back(p.decode({{0, step_token(i), k_prompt + i, true}})[0]);
         }
-        auto chunk = run_of(3, 0, 20, 5);  // a short chunk of another sequence, one-row path
+        auto chunk = run_of(3, 0, k_chunk, 5);  // another sequence's chunk, in the same ubatch
         auto mine  = run_of(0, k_prompt + k_steps, k_chunk, 2);
         chunk.insert(chunk.end(), mine.begin(), mine.end());
         beside.push_back(p.decode(chunk)[1]);
         for (int i = 0; i < 4; ++i) {  // one row per decode again, 3's steps between
-            p.decode({{3, step_token(i), 20 + i, true}});
+            p.decode({{3, step_token(i), k_chunk + i, true}});
             beside.push_back(p.decode(
                 {{0, step_token(k_steps + i), k_prompt + k_steps + k_chunk + i, true}})[0]);
         }
