@@ -120,7 +120,6 @@ bool ensure_server(const std::string &exe, const std::string &host, int port,
              {std::string("--host"), host, std::string("--port"), std::to_string(port)})
             args.push_back(a);
         if (!state_dir.empty()) args.insert(args.end(), {"--state-dir", state_dir});
-        const std::string &shown = model;  // the command as printed: the model, if named
         std::error_code ec;
         const auto size = std::filesystem::file_size(log, ec);
         log_start       = ec ? 0 : std::streamoff(size);
@@ -131,7 +130,7 @@ bool ensure_server(const std::string &exe, const std::string &host, int port,
         }
         fprintf(stderr,
                 "superfluid launch: starting `superfluid serve%s%s` on %s:%d (pid %d, log %s)\n",
-                shown.empty() ? "" : " ", shown.c_str(), host.c_str(), port, int(pid), log.c_str());
+                model.empty() ? "" : " ", model.c_str(), host.c_str(), port, int(pid), log.c_str());
     } else if (out.health_status == 503) {
         fprintf(stderr, "superfluid launch: the server on %s:%d is loading its model\n",
                 host.c_str(), port);

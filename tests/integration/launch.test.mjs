@@ -199,8 +199,9 @@ test('launch starts the server in the background, runs the agent with its args, 
 });
 
 test('the class launch gives an agent reaches the server: header (OpenCode) and key only (Hermes); none by default', async () => {
-  // OpenCode needs 16,384 tokens of context, Hermes Agent 32,768 (launch refuses less).
-  const server = await startServer(['--ctx-size', '32768']);
+  // OpenCode needs 16,384 tokens of context, Hermes Agent 32,768 (launch refuses less): serve's
+  // default gives the tiny model's training context, 32,768.
+  const server = await startServer();
   cleanup.push(() => server.stop());
   const dir = mkdtempSync(join(tmpdir(), 'sf-launch-class-'));
   // Stand-in agents that send one chat request the way the real ones would from what launch
@@ -269,8 +270,8 @@ test('launch refuses a server whose context is too small for the agent, before t
   assert.equal(print.code, 0, print.stderr);
   assert.match(print.stdout, /^# launch would refuse: the server on .* 4,096 tokens of context; claude's first request/m);
 
-  // A server with enough context: the agent runs.
-  const big = await startServer(['--ctx-size', '32768']);
+  // A server with enough context (serve's default: the training context, 32,768): the agent runs.
+  const big = await startServer();
   cleanup.push(() => big.stop());
   rmSync(ran);
   const ok = await launch(big);
