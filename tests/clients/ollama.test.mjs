@@ -4,6 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Ollama } from 'ollama';
 import { startServer } from '../lib/server.mjs';
+import { answerTokens } from '../lib/ndjson.mjs';
 
 let server;
 let ollama;
@@ -51,7 +52,7 @@ test('generate: response, done_reason, context', async () => {
   assert.equal(r.eval_count, 5);
   // `context` is the whole exchange; prompt_eval_count only what the prefix cache did not have
   // (the chat template's first tokens may be shared with an earlier test's prompt).
-  assert.ok(r.prompt_eval_count >= 1 && r.context.length >= r.prompt_eval_count + r.eval_count);
+  assert.ok(r.prompt_eval_count >= 1 && r.context.length >= r.prompt_eval_count + answerTokens(r));
   const parts = [];
   for await (const p of await ollama.generate({ model: MODEL, prompt: 'Hi', stream: true, options: { num_predict: 3 } })) parts.push(p);
   assert.equal(parts.at(-1).done, true);
@@ -117,15 +118,15 @@ test('prefix cache: prompt_eval_count counts only the prompt tokens evaluated, a
     const options = { num_predict: 4, temperature: 0 };
     const cold = await client.generate({ model: MODEL, system, prompt: 'List the files.', options });
     assert.ok(cold.prompt_eval_count > 400, `a long prompt: ${cold.prompt_eval_count}`);
-    assert.equal(cold.context.length, cold.prompt_eval_count + cold.eval_count, 'cold: the whole prompt evaluated');
+    assert.equal(cold.context.length, cold.prompt_eval_count + answerTokens(cold), 'cold: the whole prompt evaluated');
     // The same prompt again: the same exchange, all but its last prompt token from the cache.
     const again = await client.generate({ model: MODEL, system, prompt: 'List the files.', options });
     assert.deepEqual(again.context, cold.context);
     assert.equal(again.prompt_eval_count, 1);
-    assert.equal(again.context.length - again.eval_count, cold.prompt_eval_count, 'the same whole prompt');
+    assert.equal(again.context.length - answerTokens(again), cold.prompt_eval_count, 'the same whole prompt');
     // A new question under the same system prompt (chat and generate): only the rest is evaluated.
     const other = await client.generate({ model: MODEL, system, prompt: 'Read README.md.', options });
-    const whole = other.context.length - other.eval_count;
+    const whole = other.context.length - answerTokens(other);
     assert.ok(other.prompt_eval_count < whole - 400, `${other.prompt_eval_count} of ${whole} evaluated`);
     const chat = await client.chat({ model: MODEL, messages: [{ role: 'system', content: system }, { role: 'user', content: 'Count to five.' }], options });
     assert.ok(chat.prompt_eval_count >= 1 && chat.prompt_eval_count < cold.prompt_eval_count - 400, `chat evaluated ${chat.prompt_eval_count}`);

@@ -215,7 +215,8 @@ test('Ollama chat and generate: re-attached as NDJSON lines after Last-Event-ID;
   assert.deepEqual(joined, await ollamaRead(chat.whole, true));
   assert.equal(joined.last.done, true);
   const st = await (await fetch(`${server.url}/v1/sessions/${chat.session}`)).json();
-  assert.equal(joined.last.eval_count, st.usage.completion_tokens);
+  // eval_count counts the end-of-generation token too (Ollama's count); usage does not.
+  assert.equal(joined.last.eval_count, st.usage.completion_tokens + (joined.last.done_reason === 'stop' ? 1 : 0));
   assert.ok(joined.text.length + joined.thinking.length > 0);
 
   const gen = await ollamaReattached('/api/generate', (i) => ({

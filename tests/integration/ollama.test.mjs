@@ -3,8 +3,8 @@
 // checks are in tests/clients/ollama.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, until } from '../lib/server.mjs';
-import { readNdjson, postJson } from '../lib/ndjson.mjs';
+import { startServer, until, model } from '../lib/server.mjs';
+import { readNdjson, postJson, answerTokens } from '../lib/ndjson.mjs';
 
 let server;
 const MODEL = 'tiny-qwen3-1';
@@ -67,7 +67,7 @@ test('/api/generate streamed and not give the same text; context continues a con
   const last = lines.at(-1);
   assertDoneLine(last, { context: true });
   // `context` is the whole exchange; prompt_eval_count only what the prefix cache did not have.
-  assert.ok(last.context.length >= last.prompt_eval_count + last.eval_count);
+  assert.ok(last.context.length >= last.prompt_eval_count + answerTokens(last));
   const streamed = lines.map((l) => l.response).join('');
   const one = await (await postJson(server.url, '/api/generate', { ...req, stream: false })).json();
   assert.equal(one.done, true);
@@ -78,8 +78,8 @@ test('/api/generate streamed and not give the same text; context continues a con
     await postJson(server.url, '/api/generate', { ...req, prompt: 'And then?', context: one.context, stream: false })
   ).json();
   assert.deepEqual(next.context.slice(0, one.context.length), one.context, 'the earlier exchange is part of the prompt');
-  assert.ok(next.context.length > one.context.length + next.eval_count);
-  const whole = next.context.length - next.eval_count;
+  assert.ok(next.context.length > one.context.length + answerTokens(next));
+  const whole = next.context.length - answerTokens(next);
   assert.ok(whole - next.prompt_eval_count >= one.context.length - 1, 'the earlier exchange came from the cache');
 });
 
@@ -88,12 +88,12 @@ test('/api/generate prompt_eval_count counts only the prompt tokens evaluated; c
   const req = { model: MODEL, prompt: 'Zanzibar quokkas wrote a long saga about the sea.', raw: true, stream: false, options: { num_predict: 6, temperature: 0 } };
   const cold = await (await postJson(server.url, '/api/generate', req)).json();
   assertDoneLine(cold, { context: true });
-  assert.equal(cold.context.length, cold.prompt_eval_count + cold.eval_count, 'a cold prompt is evaluated whole');
+  assert.equal(cold.context.length, cold.prompt_eval_count + answerTokens(cold), 'a cold prompt is evaluated whole');
   const warm = await (await postJson(server.url, '/api/generate', req)).json();
   assert.deepEqual(warm.context, cold.context);
   assert.ok(warm.prompt_eval_count < cold.prompt_eval_count, `${warm.prompt_eval_count} < ${cold.prompt_eval_count}`);
   assert.equal(warm.prompt_eval_count, 1, 'all but the last prompt token from the cache');
-  assert.equal(warm.context.length - warm.eval_count, cold.prompt_eval_count, 'the same whole prompt');
+  assert.equal(warm.context.length - answerTokens(warm), cold.prompt_eval_count, 'the same whole prompt');
 });
 
 test('/api/generate raw sends the prompt as is; a template is rendered; an unsupported one is a 400', async () => {
@@ -167,6 +167,31 @@ test('options are honoured: num_predict, stop, unknown options ignored', async (
   ).json();
   assert.equal(capped.done_reason, 'length');
   assert.equal(capped.context.length, 14, 'the whole prompt and the answer fill num_ctx');
+});
+
+test('an answer the model ends itself counts its end token in eval_count, as Ollama does; one that ends at once reports 1', async () => {
+  // A model whose answers end after a few tokens (mkmodel --eog-scale), so the end is the
+  // model's own, not num_predict's.
+  const ends = await startServer([], { modelPath: model({ eogScale: 64 }) });
+  try {
+    const req = { model: MODEL, prompt: 'Zebras in a row.', options: { seed: 7, num_predict: 64 } };
+    const one = await (await postJson(ends.url, '/api/generate', { ...req, stream: false })).json();
+    assert.equal(one.done_reason, 'stop', JSON.stringify(one));
+    // The first prompt of a fresh server: context is the prompt (all evaluated) and the answer.
+    const own = one.context.length - one.prompt_eval_count;
+    assert.equal(one.eval_count, own + 1, JSON.stringify(one));
+    const lines = await readNdjson(await postJson(ends.url, '/api/generate', req));
+    assert.equal(lines.at(-1).eval_count, one.eval_count, 'the streamed done line counts the same');
+    // A stop string ends it instead: no end token was sampled, so none is counted.
+    assert.ok(one.response.length > 0, 'this prompt gets an answer with text');
+    const stop = { ...req, stream: false, options: { ...req.options, stop: [one.response.slice(0, 1)] } };
+    const cut = await (await postJson(ends.url, '/api/generate', stop)).json();
+    const promptTokens = one.context.length - own;
+    assert.equal(cut.done_reason, 'stop');
+    assert.equal(cut.eval_count, cut.context.length - promptTokens, JSON.stringify(cut));
+  } finally {
+    await ends.stop();
+  }
 });
 
 test('a prompt over the context is a 400 error before any NDJSON line, streamed or not (B22)', async () => {

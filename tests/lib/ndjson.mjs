@@ -26,3 +26,10 @@ export function postJson(url, path, body, init = {}) {
     ...init,
   });
 }
+
+/**
+ * The answer's own tokens in an Ollama final line: eval_count less the end-of-generation token
+ * it counts (as Ollama's does) when the model ended the answer (done_reason "stop"; the tests
+ * that use it set no stop strings).
+ */
+export const answerTokens = (last) => last.eval_count - (last.done_reason === 'stop' ? 1 : 0);

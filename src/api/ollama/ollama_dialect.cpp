@@ -80,7 +80,7 @@ reply_body ollama_generation::body(const session &s, const collected_answer &a) 
     ollama_done d;
     d.reason = a.fin.reason == finish_reason::LENGTH ? "length" : "stop";
     d.stats  = ollama_answer_stats(clock_, a.first_token, s.prompt_tokens(), a.fin.cached_tokens,
-                                   a.fin.completion_tokens);
+                                   ollama_eval_count(a.fin));
     std::vector<token_id> context;
     if (!chat_) {
         context = s.prompt_token_ids();

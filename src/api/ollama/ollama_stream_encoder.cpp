@@ -39,6 +39,12 @@ ollama_stats ollama_answer_stats(const ollama_stream_clock &clock, std::optional
     return st;
 }
 
+int32_t ollama_eval_count(const session_event &fin) {
+    // A STOP with no stop string is the model's own end-of-generation token.
+    const bool eog = fin.reason == finish_reason::STOP && fin.stop_string.empty();
+    return fin.completion_tokens + (eog ? 1 : 0);
+}
+
 ollama_delta ollama_split(chat_output_parser *parser, const std::string &text, bool final) {
     ollama_delta d;
     if (!parser) {
@@ -110,7 +116,7 @@ std::string ollama_stream_encoder::finish(const session_event &fin, const std::s
     const ollama_delta d = take(fin.text, true);
     if (has_text(d)) out += line(d, nullptr);
     return out + done_line(fin.reason == finish_reason::LENGTH ? "length" : "stop",
-                           fin.completion_tokens, fin.cached_tokens);
+                           ollama_eval_count(fin), fin.cached_tokens);
 }
 
 // As in Ollama, prompt_eval_count counts only the prompt tokens evaluated (the prefix cache

@@ -43,6 +43,14 @@ struct ollama_stream_clock {
 };
 
 /**
+ * eval_count of a finished answer, counted as Ollama counts it: every token sampled, the
+ * end-of-generation token included (Ollama's runner counts a token before it checks for the
+ * end, so an answer that ends at once reports 1). Clients read a count of 0 as a backend that
+ * produced nothing (OpenClaw then gives up on an empty turn instead of retrying it).
+ */
+int32_t ollama_eval_count(const session_event &fin);
+
+/**
  * The final line's durations and counts, as Ollama reports them: total, load (arrival →
  * accepted), prompt_eval (accepted → `first`, the first token; until now when none came yet)
  * and eval (first token → now), from `clock`; prompt_eval_count counts only the prompt tokens

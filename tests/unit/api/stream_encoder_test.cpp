@@ -316,7 +316,8 @@ TEST(OllamaStreamEncoder, OneLinePerTokenThenTheDoneLineWithCounters) {
     const json &done = gen[5];
     EXPECT_EQ(done["done"], true);
     EXPECT_EQ(done["done_reason"], "stop");
-    EXPECT_EQ(done["eval_count"], 4);
+    // The model's own end: its end-of-generation token is counted, as Ollama counts it.
+    EXPECT_EQ(done["eval_count"], 4 + 1);
     EXPECT_EQ(done["prompt_eval_count"], 12 - 7);  // the prefix cache supplied 7
     EXPECT_EQ(done["context"], json::array({1, 2, 3, 100, 101, 102, 103}));
     const auto chat =
@@ -325,7 +326,14 @@ TEST(OllamaStreamEncoder, OneLinePerTokenThenTheDoneLineWithCounters) {
     EXPECT_EQ(chat[1]["message"]["content"], "lo");
     EXPECT_EQ(chat[1]["message"]["role"], "assistant");
     EXPECT_EQ(chat[4]["done_reason"], "length");
+    EXPECT_EQ(chat[4]["eval_count"], 4);
     EXPECT_FALSE(chat[4].contains("context"));
+    // A stop string ended it: no end-of-generation token was sampled, none is counted.
+    auto cut        = end(finish_reason::STOP, 4);
+    cut.stop_string = "!";
+    const auto stop = ndjson(read_from([] { return ollama_enc(true); }, toks, cut, 0));
+    EXPECT_EQ(stop.back()["done_reason"], "stop");
+    EXPECT_EQ(stop.back()["eval_count"], 4);
 }
 
 TEST(OllamaStreamEncoder, AReaderAfterKTokenLinesGetsTheRestOfTheStream) {
