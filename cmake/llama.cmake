@@ -2,6 +2,8 @@
 # scripts/llama-cpp.sh fills. Defines:
 #   sf::llama         libllama + ggml (the CPU backend and the flavor's GPU backend, if any)
 #   sf::llama_common  llama.cpp's `common` (chat templates, Jinja, samplers, JSON schema → grammar)
+#   sf::mtmd          llama.cpp's multimodal library (tools/mtmd: image and audio projectors,
+#                     mtmd.h and mtmd-helper.h), built by the tree as part of llama-server
 #   sf::httplib       the cpp-httplib copy the tree vendors
 #   sf::json          the nlohmann/json copy the tree vendors (header only)
 # Set SUPERFLUID_LLAMA_DIR to use an existing build directory instead of the cache. Unset (or
@@ -40,6 +42,8 @@ _sf_import(sf_llama_lib src/libllama.a)
 _sf_import(sf_common_lib common/libllama-common.a)
 _sf_import(sf_common_base common/libllama-common-base.a)
 _sf_import(sf_httplib_lib vendor/cpp-httplib/libcpp-httplib.a)
+_sf_import(sf_mtmd_lib tools/mtmd/libmtmd.a)
+_sf_import(sf_vendor_hash vendor/hash/libvendor-hash.a)  # mtmd's image hashing (xxhash, sha)
 
 # The GPU backend of the build's flavor (scripts/gpu-flavor.sh), beside the CPU one: whichever
 # library the cached build has. ggml registers each at startup (ggml-backend-reg.cpp).
@@ -100,6 +104,14 @@ add_library(sf_llama_common INTERFACE)
 target_include_directories(sf_llama_common SYSTEM INTERFACE "${LLAMA_SRC}/common")
 target_link_libraries(sf_llama_common INTERFACE sf_common_lib sf_common_base sf_httplib sf_json sf_llama)
 add_library(sf::llama_common ALIAS sf_llama_common)
+
+# mtmd links ggml and llama publicly; stb_image, miniaudio and the other vendored headers are
+# compiled into libmtmd.a, the hash library is its own archive.
+set_target_properties(sf_mtmd_lib PROPERTIES INTERFACE_LINK_LIBRARIES "sf_vendor_hash;sf_llama_lib")
+add_library(sf_mtmd INTERFACE)
+target_include_directories(sf_mtmd SYSTEM INTERFACE "${LLAMA_SRC}/tools/mtmd")
+target_link_libraries(sf_mtmd INTERFACE sf_mtmd_lib sf_llama)
+add_library(sf::mtmd ALIAS sf_mtmd)
 
 # Paths other parts of the build and the tests need.
 set(SUPERFLUID_LLAMA_SERVER "${LLAMA_BUILD}/bin/llama-server" CACHE INTERNAL "")

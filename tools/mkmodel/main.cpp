@@ -1,8 +1,10 @@
-// mkmodel: writes a tiny GGUF model with random weights (see mkmodel.h).
+// mkmodel: writes a tiny GGUF model with random weights (see mkmodel.h), and with --mmproj a
+// tiny vision projector for it (mmproj.h).
 //
 //   mkmodel --preset tiny|bench|qwen3-0.6b|qwen3-32b [--quant q4_k_m|q8_0] [--arch
 //   qwen3|llama|lfm2|glm4moe]
-//           [--tokenizer qwen3|qwen2.5] [--seed N] [--eog-scale F] --out PATH
+//           [--tokenizer qwen3|qwen2.5] [--seed N] [--eog-scale F] [--out PATH]
+//           [--mmproj PATH]    (at least one of --out and --mmproj)
 //
 // Exit status: 0 written, 1 writing failed, 2 bad arguments.
 #include <CLI/CLI.hpp>
@@ -10,10 +12,12 @@
 #include <cstdio>
 
 #include "mkmodel.h"
+#include "mmproj.h"
 
 int main(int argc, char **argv) {
     sf::mkmodel::options opt;
     std::string out;
+    std::string mmproj;
 
     CLI::App app{"Writes a tiny GGUF model (Qwen3 tokenizer and chat template, random weights)."};
     app.add_option("--preset", opt.preset, "model shape")
@@ -38,7 +42,13 @@ int main(int argc, char **argv) {
     app.add_option("--context-length", opt.context_length,
                    "trained context length in tokens (0: the preset's; tiny and bench 32768)")
         ->capture_default_str();
-    app.add_option("--out", out, "output .gguf path (written atomically)")->required();
+    app.add_option("--out", out, "output .gguf path of the model (written atomically)");
+    app.add_option("--mmproj", mmproj,
+                   "also (or only) write a tiny vision projector for the preset's model to this "
+                   "path: LLaVA-style (clip projector type mlp), " +
+                       std::to_string(sf::mkmodel::k_projector_image_size) + " px images, " +
+                       std::to_string(sf::mkmodel::projector_image_tokens()) +
+                       " embeddings per image, weights from --seed");
 
     try {
         app.parse(argc, argv);
@@ -51,11 +61,19 @@ int main(int argc, char **argv) {
         return 2;
     }
 
-    const std::string err = sf::mkmodel::write_model(opt, out);
+    if (out.empty() && mmproj.empty()) {
+        std::fprintf(stderr, "mkmodel: give --out, --mmproj or both\n");
+        return 2;
+    }
+    const std::string err_model = out.empty() ? "" : sf::mkmodel::write_model(opt, out);
+    const std::string err       = !err_model.empty() || mmproj.empty()
+                                      ? err_model
+                                      : sf::mkmodel::write_projector(opt, mmproj);
     if (!err.empty()) {
         std::fprintf(stderr, "mkmodel: %s\n", err.c_str());
         return 1;
     }
-    std::printf("%s\n", out.c_str());
+    for (const std::string &path : {out, mmproj})
+        if (!path.empty()) std::printf("%s\n", path.c_str());
     return 0;
 }

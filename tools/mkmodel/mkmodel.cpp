@@ -2,22 +2,20 @@
 
 #include <ggml.h>
 #include <gguf.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <iterator>
 #include <memory>
 #include <span>
 #include <string>
-#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "gguf_fill.h"
 
 // Embedded assets (assets.S.in, generated into the build dir by CMake).
 extern "C" {
@@ -29,6 +27,11 @@ extern const uint64_t sf_mkmodel_template_size;
 
 namespace sf::mkmodel {
 namespace {
+
+using detail::fill_uniform;
+using detail::ggml_ptr;
+using detail::gguf_ptr;
+using detail::splitmix64;
 
 // Token ids of the qwen2/Qwen3 vocabulary (151,936 entries).
 constexpr size_t kVocabSize         = 151936;
@@ -138,44 +141,6 @@ bool find_shape(const std::string &preset, const std::string &quant, shape &out)
 constexpr float kWeightStd = 0.02f;
 constexpr float kRmsEps    = 1e-6f;
 constexpr float kRopeBase  = 1000000.0f;  // Qwen3's rope theta
-
-// splitmix64 (Steele, Lea, Flood 2014): tiny, fast and fully specified, so the stream is
-// the same on every platform and compiler (unlike std:: distributions).
-struct splitmix64 {
-    uint64_t state;
-    uint64_t next() {
-        uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-        z          = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z          = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
-};
-
-uint64_t fnv1a(const std::string &s) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
-    return h;
-}
-
-// Fills `out` with values uniform in [-sqrt(3)*std, sqrt(3)*std) (so their standard
-// deviation is `std`). Each value is an exact 24-bit integer times one float constant:
-// a single rounding, identical under any FP contraction or vectorisation.
-void fill_uniform(splitmix64 &rng, float std, float *out, int64_t n) {
-    const float scale = std * std::sqrt(3.0f) / float(1 << 23);
-    for (int64_t i = 0; i < n; ++i) {
-        const int32_t k = int32_t(rng.next() >> 40) - (1 << 23);
-        out[i]          = float(k) * scale;
-    }
-}
-
-struct ggml_ctx_deleter {
-    void operator()(ggml_context *c) const { ggml_free(c); }
-};
-struct gguf_ctx_deleter {
-    void operator()(gguf_context *c) const { gguf_free(c); }
-};
-using ggml_ptr = std::unique_ptr<ggml_context, ggml_ctx_deleter>;
-using gguf_ptr = std::unique_ptr<gguf_context, gguf_ctx_deleter>;
 
 // One tensor to create: a matrix [ne0, ne1] in ggml order (ne0 = row length), a stack of ne2
 // such matrices (a MoE layer's experts), or a vector when ne1 == 0 (always F32 ones: an RMS
@@ -333,7 +298,7 @@ void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, u
         gguf_add_tensor(gguf, t);
         return;
     }
-    const uint64_t tensor_seed = splitmix64{seed}.next() ^ fnv1a(ts.name);
+    const uint64_t tensor_seed = detail::tensor_seed(seed, ts.name);
     const size_t row_size      = ggml_row_size(ts.type, ts.ne0);
     char *data                 = static_cast<char *>(t->data);
     const int64_t rows         = ts.ne1 * ts.ne2;
@@ -453,29 +418,6 @@ void add_hparams(gguf_context *g, const std::string &arch, const shape &s) {
     }
 }
 
-// Writes `g` to `tmp`, flushes it to disk and renames it to `out`.
-std::string write_atomically(const gguf_context *g, const std::string &out) {
-    static std::atomic<uint64_t> counter{0};
-    const std::string tmp =
-        out + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-    FILE *f = std::fopen(tmp.c_str(), "wb");
-    if (!f) return "cannot create " + tmp + ": " + std::strerror(errno);
-    bool ok = gguf_write_to_file_ptr(g, f, /*only_meta=*/false);
-    int err = ok ? 0 : EIO;
-    if (ok && std::fflush(f) != 0) ok = false, err = errno;
-    if (ok && fsync(fileno(f)) != 0) ok = false, err = errno;
-    if (std::fclose(f) != 0 && ok) ok = false, err = errno;
-    std::error_code ec;
-    if (ok) {
-        std::filesystem::rename(tmp, out, ec);
-        if (!ec) return "";
-        std::filesystem::remove(tmp, ec);
-        return "cannot rename " + tmp + " to " + out + ": " + ec.message();
-    }
-    std::filesystem::remove(tmp, ec);
-    return "cannot write " + tmp + ": " + std::strerror(err ? err : EIO);
-}
-
 }  // namespace
 
 std::vector<std::string> presets() {
@@ -496,6 +438,11 @@ std::vector<std::string> archs() {
 
 std::string_view chat_template() {
     return {reinterpret_cast<const char *>(sf_mkmodel_template), size_t(sf_mkmodel_template_size)};
+}
+
+uint32_t embedding_length(const options &opt) {
+    shape s{};
+    return find_shape(opt.preset, opt.quant, s) ? s.n_embd : 0;
 }
 
 std::string model_name(const options &opt) {
@@ -554,13 +501,7 @@ std::string write_model(const options &opt, const std::string &out_path) {
     for (const auto &ts : specs)
         make_tensor(ctx.get(), g.get(), ts, opt.seed, opt.eog_scale, s.row_seeded);
 
-    std::error_code ec;
-    const std::filesystem::path parent = std::filesystem::path(out_path).parent_path();
-    if (!parent.empty()) {
-        std::filesystem::create_directories(parent, ec);
-        if (ec) return "cannot create directory " + parent.string() + ": " + ec.message();
-    }
-    return write_atomically(g.get(), out_path);
+    return detail::write_atomically(g.get(), out_path);
 }
 
 }  // namespace sf::mkmodel

@@ -5,7 +5,8 @@
 // in ids 151646-151668) and Qwen3's real chat template (tools + thinking). Both assets are
 // embedded in this library, so writing a model needs no files from the llama.cpp tree.
 // Weights come from a seeded, platform-independent generator: the same options give the
-// same file, byte for byte, on every machine.
+// same file, byte for byte, on every machine. mmproj.h writes a tiny vision projector for
+// such a model (`mkmodel --mmproj FILE`).
 #pragma once
 
 #include <cstdint>
@@ -79,6 +80,10 @@ std::string write_model(const options &opt, const std::string &out_path);
 
 /// The model name written to general.name, e.g. "superfluid-tiny-qwen3-s1".
 std::string model_name(const options &opt);
+
+/// The embedding width of the model `opt` describes (its preset's `<arch>.embedding_length`),
+/// which a projector for it must produce (mmproj.h); 0 for an unknown preset or quant.
+uint32_t embedding_length(const options &opt);
 
 /// Names accepted by options::preset, in order of size.
 std::vector<std::string> presets();

@@ -5,13 +5,12 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "decode_threads.h"
+#include "llama_handles.h"
 #include "mkmodel.h"
 
 namespace fs = std::filesystem;
@@ -19,19 +18,9 @@ namespace mk = sf::mkmodel;
 
 namespace {
 
-struct model_deleter {
-    void operator()(llama_model *m) const { llama_model_free(m); }
-};
-struct context_deleter {
-    void operator()(llama_context *c) const { llama_free(c); }
-};
-using model_ptr   = std::unique_ptr<llama_model, model_deleter>;
-using context_ptr = std::unique_ptr<llama_context, context_deleter>;
-
-std::string read_file(const fs::path &p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using sf::test::context_ptr;
+using sf::test::model_ptr;
+using sf::test::read_file;
 
 class MkmodelTest : public ::testing::Test {
   protected:
