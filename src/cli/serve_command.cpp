@@ -47,7 +47,10 @@ std::string ensure_default_model(const std::string &state_dir, std::string &erro
     // random text to the end of the context (issue #36: Cline and OpenClaw ran out of context
     // and retried, or ran for ten minutes, on the unscaled model).
     o.eog_scale = 32.0f;
-    error       = mkmodel::write_model(o, path);
+    // And never at once: an empty answer is what a newcomer's first chat would see as broken,
+    // and agents fail such a turn (OpenClaw exits 1; 3 of 15 of its turns began with the end).
+    o.nonempty_answers = true;
+    error              = mkmodel::write_model(o, path);
     return error.empty() ? path : std::string{};
 }
 

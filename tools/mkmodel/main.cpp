@@ -3,7 +3,8 @@
 //
 //   mkmodel --preset tiny|bench|qwen3-0.6b|qwen3-32b [--quant q4_k_m|q8_0] [--arch
 //   qwen3|llama|lfm2|glm4moe]
-//           [--tokenizer qwen3|qwen2.5] [--seed N] [--eog-scale F] [--out PATH]
+//           [--tokenizer qwen3|qwen2.5] [--seed N] [--eog-scale F] [--nonempty-answers]
+//           [--out PATH]
 //           [--mmproj PATH]    (at least one of --out and --mmproj)
 //
 // Exit status: 0 written, 1 writing failed, 2 bad arguments.
@@ -39,6 +40,9 @@ int main(int argc, char **argv) {
                    "end within a few dozen tokens)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    app.add_flag("--nonempty-answers", opt.nonempty_answers,
+                 "qwen3: an answer never ends at its first token (an untied output layer; "
+                 "mkmodel.h says how)");
     app.add_option("--context-length", opt.context_length,
                    "trained context length in tokens (0: the preset's; tiny and bench 32768)")
         ->capture_default_str();

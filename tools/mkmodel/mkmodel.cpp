@@ -4,6 +4,7 @@
 #include <gguf.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -155,6 +156,9 @@ struct tensor_spec {
     // identity_right: row r has a 1 in column ne1 + r and 0 elsewhere (an [2E, E] projection
     // that passes the second of two concatenated E-vectors through unchanged).
     init fill = init::random;
+    // The generator stream's name when not `name`: an untied output layer starts as a copy of
+    // token_embd (row_shape).
+    std::string stream = {};
 };
 
 // lfm2 (hybrid): layers alternate short convolution (even) and attention (odd), like
@@ -262,9 +266,57 @@ std::vector<tensor_spec> tensor_specs(const shape &s, const std::string &arch) {
     return v;
 }
 
+// The tokens an answer's first position follows in the Qwen3 template: "\n" ends
+// "<|im_start|>assistant\n", "\n\n" ends the "<think>\n\n</think>\n\n" of a turn without
+// thinking.
+constexpr std::array<int32_t, 2> kAnswerStarts = {198, 271};
+// --nonempty-answers: the input rows of kAnswerStarts are scaled by this, so the hidden state
+// after them points along their embedding (a random sublayer of std 0.02 adds about 0.3 to
+// a residual of norm 0.16 * 16 = 2.6: cosine above 0.99)...
+constexpr float kAnswerStartScale = 16.0f;
+// ...and the untied output row of <|im_end|> loses its components along those directions and
+// gets this many times its own norm against each, so its logit there is about
+// -eog_scale * 3 * 0.16 * 8 (-120 at scale 32) where the others' are within about +-1.
+constexpr float kAnswerStartGuard = 3.0f;
+
+// How write_row shapes the rows that are not plain random ones (mkmodel.h: eog_scale,
+// nonempty_answers).
+struct row_shape {
+    float eog_scale = 1.0f;
+    bool nonempty   = false;
+    // nonempty: unit vectors of token_embd's kAnswerStarts rows as first drawn
+    std::vector<std::vector<float>> start_dirs;
+};
+
+// Row `r` of token_embd as make_tensor draws it, before any shaping (row_seeded: its own
+// stream; otherwise the tensor's stream after r rows).
+std::vector<float> embd_row(uint64_t seed, int64_t ne0, int64_t r, bool row_seeded) {
+    const uint64_t ts = detail::tensor_seed(seed, "token_embd.weight");
+    std::vector<float> row(static_cast<size_t>(ne0));
+    splitmix64 rng{row_seeded ? splitmix64{ts ^ uint64_t(r)}.next() : ts};
+    for (int64_t i = row_seeded ? r : 0; i <= r; ++i)
+        fill_uniform(rng, kWeightStd, row.data(), ne0);
+    return row;
+}
+
+// The output row of <|im_end|> under --nonempty-answers: `row` without its components along
+// `dirs`, minus kAnswerStartGuard times its norm along each (see kAnswerStartGuard).
+void guard_end_row(std::vector<float> &row, const std::vector<std::vector<float>> &dirs) {
+    double norm = 0;
+    for (float x : row) norm += double(x) * x;
+    norm = std::sqrt(norm);
+    for (const auto &u : dirs) {
+        double dot = 0;
+        for (size_t i = 0; i < row.size(); ++i) dot += double(row[i]) * u[i];
+        for (size_t i = 0; i < row.size(); ++i)
+            row[i] -= float(dot + kAnswerStartGuard * norm) * u[i];
+    }
+}
+
 // Writes matrix row `r` of `ts` (ne0 values) to `dst` in the tensor's type: random from
-// `rng`, or the identity_right pattern; the <|im_end|> embedding row scaled by `eog_scale`.
-void write_row(const tensor_spec &ts, int64_t r, splitmix64 &rng, float eog_scale,
+// `rng`, or the identity_right pattern, then shaped by `shape` (the <|im_end|> rows, and under
+// nonempty the answer-start input rows).
+void write_row(const tensor_spec &ts, int64_t r, splitmix64 &rng, const row_shape &shape,
                std::vector<float> &row, char *dst) {
     if (ts.fill == tensor_spec::init::identity_right) {
         std::fill(row.begin(), row.end(), 0.0f);
@@ -272,8 +324,14 @@ void write_row(const tensor_spec &ts, int64_t r, splitmix64 &rng, float eog_scal
     } else {
         fill_uniform(rng, kWeightStd, row.data(), ts.ne0);
     }
-    if (r == kImEnd && eog_scale != 1.0f && ts.name == "token_embd.weight")
-        for (float &x : row) x *= eog_scale;
+    const bool embd = ts.name == "token_embd.weight", out = ts.name == "output.weight";
+    float scale = 1.0f;
+    if (r == kImEnd && (embd || out)) scale = shape.eog_scale;
+    if (shape.nonempty && embd && std::ranges::find(kAnswerStarts, r) != kAnswerStarts.end())
+        scale = kAnswerStartScale;
+    if (shape.nonempty && out && r == kImEnd) guard_end_row(row, shape.start_dirs);
+    if (scale != 1.0f)
+        for (float &x : row) x *= scale;
     if (ts.type == GGML_TYPE_F16) {
         ggml_fp32_to_fp16_row(row.data(), reinterpret_cast<ggml_fp16_t *>(dst), ts.ne0);
     } else {
@@ -285,9 +343,9 @@ void write_row(const tensor_spec &ts, int64_t r, splitmix64 &rng, float eog_scal
 // stream, seeded from (seed, tensor name), so each tensor is independent of the others;
 // with `row_seeded` each row has its own stream (seeded from the tensor's and the row index)
 // and rows are filled on every hardware thread, so the bytes do not depend on the count.
-// `eog_scale` multiplies the <|im_end|> row of token_embd (mkmodel.h).
+// `shape` shapes some rows (write_row).
 void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, uint64_t seed,
-                 float eog_scale, bool row_seeded) {
+                 const row_shape &shape, bool row_seeded) {
     ggml_tensor *t = ts.ne1 == 0  ? ggml_new_tensor_1d(ctx, ts.type, ts.ne0)
                      : ts.ne2 > 1 ? ggml_new_tensor_3d(ctx, ts.type, ts.ne0, ts.ne1, ts.ne2)
                                   : ggml_new_tensor_2d(ctx, ts.type, ts.ne0, ts.ne1);
@@ -298,7 +356,7 @@ void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, u
         gguf_add_tensor(gguf, t);
         return;
     }
-    const uint64_t tensor_seed = detail::tensor_seed(seed, ts.name);
+    const uint64_t tensor_seed = detail::tensor_seed(seed, ts.stream.empty() ? ts.name : ts.stream);
     const size_t row_size      = ggml_row_size(ts.type, ts.ne0);
     char *data                 = static_cast<char *>(t->data);
     const int64_t rows         = ts.ne1 * ts.ne2;
@@ -306,7 +364,7 @@ void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, u
         splitmix64 rng{tensor_seed};
         std::vector<float> row(size_t(ts.ne0));
         for (int64_t r = 0; r < rows; ++r)
-            write_row(ts, r, rng, eog_scale, row, data + size_t(r) * row_size);
+            write_row(ts, r, rng, shape, row, data + size_t(r) * row_size);
     } else {
         const unsigned n = std::max(1u, std::thread::hardware_concurrency());
         std::atomic<int64_t> next{0};
@@ -316,7 +374,7 @@ void make_tensor(ggml_context *ctx, gguf_context *gguf, const tensor_spec &ts, u
                 std::vector<float> row(size_t(ts.ne0));
                 for (int64_t r; (r = next.fetch_add(1)) < rows;) {
                     splitmix64 rng{splitmix64{tensor_seed ^ uint64_t(r)}.next()};
-                    write_row(ts, r, rng, eog_scale, row, data + size_t(r) * row_size);
+                    write_row(ts, r, rng, shape, row, data + size_t(r) * row_size);
                 }
             });
         }
@@ -453,6 +511,7 @@ std::string model_name(const options &opt) {
         std::snprintf(e, sizeof e, "-e%g", double(opt.eog_scale));
         name += e;
     }
+    if (opt.nonempty_answers) name += "-n";
     if (opt.context_length > 0) name += "-c" + std::to_string(opt.context_length);
     if (opt.tokenizer != "qwen3") name += "-" + opt.tokenizer;
     return name;
@@ -479,8 +538,22 @@ std::string write_model(const options &opt, const std::string &out_path) {
         return "unknown tokenizer '" + opt.tokenizer + "' (expected qwen3 or qwen2.5)";
     if (out_path.empty()) return "empty output path";
 
-    const std::vector<tensor_spec> specs = tensor_specs(s, opt.arch);
-    size_t mem                           = 0;
+    std::vector<tensor_spec> specs = tensor_specs(s, opt.arch);
+    row_shape shape{opt.eog_scale, opt.nonempty_answers, {}};
+    if (opt.nonempty_answers) {
+        if (opt.arch != "qwen3") return "--nonempty-answers is for the qwen3 arch";
+        // An untied output layer: token_embd's rows but for <|im_end|>'s (write_row).
+        specs.push_back({"output.weight", int64_t(s.n_embd), int64_t(kVocabSize), s.embd_type, 1,
+                         tensor_spec::init::random, "token_embd.weight"});
+        for (int32_t t : kAnswerStarts) {
+            auto u      = embd_row(opt.seed, s.n_embd, t, s.row_seeded);
+            double norm = 0;
+            for (float x : u) norm += double(x) * x;
+            for (float &x : u) x = float(x / std::sqrt(norm));
+            shape.start_dirs.push_back(std::move(u));
+        }
+    }
+    size_t mem = 0;
     for (const auto &ts : specs) {
         mem += ggml_row_size(ts.type, ts.ne0) * size_t(ts.ne1 == 0 ? 1 : ts.ne1 * ts.ne2);
         mem += ggml_tensor_overhead() + GGML_MEM_ALIGN;
@@ -498,8 +571,7 @@ std::string write_model(const options &opt, const std::string &out_path) {
     add_hparams(g.get(), opt.arch, s);
     if (std::string err = add_tokenizer(g.get(), opt.tokenizer); !err.empty()) return err;
 
-    for (const auto &ts : specs)
-        make_tensor(ctx.get(), g.get(), ts, opt.seed, opt.eog_scale, s.row_seeded);
+    for (const auto &ts : specs) make_tensor(ctx.get(), g.get(), ts, opt.seed, shape, s.row_seeded);
 
     return detail::write_atomically(g.get(), out_path);
 }

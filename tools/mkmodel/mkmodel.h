@@ -54,6 +54,16 @@ struct options {
     /// 1 to 54 tokens, median 6, in 60 chat requests; 16 still runs to hundreds. Part of the
     /// name when not 1.
     float eog_scale = 1.0f;
+    /// qwen3 only: an answer never ends at its first token. The output layer is written untied
+    /// (output.weight: token_embd's rows, the <|im_end|> row scaled by eog_scale and turned
+    /// away from the embeddings of "\n" and "\n\n", the tokens the chat template's answer
+    /// prompt ends with; those two input rows are scaled up so the hidden state after them
+    /// points along them). Its logit of <|im_end|> after them is about -120 where the others
+    /// are within +-1; elsewhere the model ends turns as with eog_scale alone. A random model
+    /// that ends at once gives an empty answer, which agents take for a failed turn (OpenClaw
+    /// exits 1): with eog_scale 32 alone, 3 of 15 OpenClaw turns began with <|im_end|>.
+    /// Adds the output layer (vocabulary x width) to the file. "-n" in the name.
+    bool nonempty_answers = false;
     /// Trained context length written to `<arch>.context_length`, tokens; 0 = the preset's.
     /// llama-server caps a slot's context at it, so long-context benches (bench endurance's
     /// 50K tokens) need more than the test presets' 32,768. Part of the name when set.

@@ -161,10 +161,8 @@ export const NETNS = process.env.SF_NETNS || 'host';
  * both with every request of the agent (User-Agent matching `ua`) logged with the launch's
  * class, on `path` (the API route it speaks), and no connect() off loopback. `workdir(r,
  * server)`: where the agent runs its tools when not in its working directory r.cwd.
- * `scriptedPlain` ({ prompt, ok(out), why }): the plain turn runs on the scripted engine
- * instead (an agent that fails a turn whose random answer shows no text; `why` says so).
  */
-export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs = 600000, plainOk, workdir = (r) => r.cwd, scriptedPlain = null }) {
+export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs = 600000, plainOk, workdir = (r) => r.cwd }) {
   const skip = !installed(agent) && `${agent} not installed: run scripts/agents.sh`;
   let server;
   before(async () => {
@@ -179,17 +177,6 @@ export function agentSuite({ agent, ua, path, plain, tool, env = {}, timeoutMs =
   };
   const checkOffline = (r) => assert.deepEqual(r.outbound, [], `connections off loopback:\n${r.outbound.join('\n')}`);
 
-  if (scriptedPlain)
-    test(`${agent}: a plain turn on the scripted engine (${scriptedPlain.why}) (network: ${NETNS})`, { skip, timeout: timeoutMs + 60000 }, async () => {
-      const r = await runAgent(server, agent, plain(scriptedPlain.prompt), { env, timeoutMs });
-      assert.equal(r.code, 0, `exit ${r.code}:\n${r.out}\nserver:\n${server.log().slice(-3000)}`);
-      assert.ok(scriptedPlain.ok(r.out), r.out);
-      checkRequests(requestLines(server, ua), server.log());
-      checkOffline(r);
-    });
-
-  // (The scripted plain turn above replaces this one.)
-  if (!scriptedPlain)
   test(`${agent}: a plain turn through the server launch starts, offline default model (network: ${NETNS})`, { skip, timeout: timeoutMs + 60000 }, async () => {
     const launched = await serverLaunchStarts();
     try {

@@ -3,6 +3,7 @@
 #include <llama.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -59,6 +60,18 @@ class MkmodelTest : public ::testing::Test {
                                          /*parse_special=*/true);
         out.resize(n < 0 ? 0 : size_t(n));
         return out;
+    }
+
+    // A context of `n_ctx` tokens, batches of `n_batch`, `n_seq` sequences, the tests' threads.
+    static context_ptr context(llama_model *model, uint32_t n_ctx, uint32_t n_batch,
+                               uint32_t n_seq = 1) {
+        llama_context_params cp = llama_context_default_params();
+        cp.n_ctx                = n_ctx;
+        cp.n_batch              = n_batch;
+        cp.n_seq_max            = n_seq;
+        cp.n_threads            = sf::test::k_decode_threads;
+        cp.n_threads_batch      = sf::test::k_decode_threads;
+        return context_ptr(llama_init_from_model(model, cp));
     }
 
     // Decodes a few tokens in one batch and checks that the last logits are finite.
@@ -186,13 +199,7 @@ TEST_F(MkmodelTest, Lfm2IsHybridWithUncuttableStateThatRestores) {
     EXPECT_EQ(llama_model_n_layer(model.get()), 2);
     EXPECT_EQ(mk::model_name(opt), "superfluid-tiny-lfm2-s1");
 
-    llama_context_params cp = llama_context_default_params();
-    cp.n_ctx                = 512;
-    cp.n_batch              = 256;
-    cp.n_seq_max            = 2;
-    cp.n_threads            = sf::test::k_decode_threads;
-    cp.n_threads_batch      = sf::test::k_decode_threads;
-    context_ptr ctx(llama_init_from_model(model.get(), cp));
+    context_ptr ctx = context(model.get(), 512, 256, 2);
     ASSERT_NE(ctx, nullptr);
     auto toks =
         tokenize(llama_model_get_vocab(model.get()),
@@ -292,6 +299,54 @@ TEST_F(MkmodelTest, EogScaleMakesTheEndOfTurnTheTopTokenAfterSomeInputs) {
     mk::options opt;
     opt.eog_scale = 64.0f;
     EXPECT_EQ(mk::model_name(opt), "superfluid-tiny-qwen3-s1-e64");
+}
+
+// --nonempty-answers: after the answer prompt ("<|im_start|>assistant\n", or "</think>\n\n"
+// of a turn without thinking) <|im_end|> is far below the top logit whatever came before, while
+// after other inputs it still wins at a share of positions (turns still end).
+TEST_F(MkmodelTest, NonemptyAnswersNeverEndAtTheFirstTokenButStillEnd) {
+    mk::options opt;
+    opt.eog_scale        = 32.0f;
+    opt.nonempty_answers = true;
+    EXPECT_EQ(mk::model_name(opt), "superfluid-tiny-qwen3-s1-e32-n");
+    model_ptr model = load(write(opt, "n.gguf"));
+    ASSERT_NE(model, nullptr);
+    const llama_vocab *vocab = llama_model_get_vocab(model.get());
+    context_ptr ctx          = context(model.get(), 2048, 2048);
+    ASSERT_NE(ctx, nullptr);
+    const int32_t n = llama_vocab_n_tokens(vocab);
+    // The end token's logit less the best other one after `text`.
+    auto end_margin = [&](const std::string &text) {
+        llama_memory_clear(llama_get_memory(ctx.get()), true);
+        auto toks = tokenize(vocab, text);
+        EXPECT_EQ(llama_decode(ctx.get(), llama_batch_get_one(toks.data(), int32_t(toks.size()))),
+                  0);
+        const float *l = llama_get_logits_ith(ctx.get(), -1);
+        float best     = -1e30f;
+        for (int32_t i = 0; i < n; ++i)
+            if (i != 151645) best = std::max(best, l[i]);
+        return l[151645] - best;
+    };
+    const char *words[] = {"amber", "basil", "tool", "{", "\"name\":", "file", "\n", "cedar"};
+    uint32_t x          = 7;
+    float worst         = -1e30f;
+    for (int i = 0; i < 12; ++i) {
+        std::string user;
+        const int len = 5 + i * 40;
+        for (int w = 0; w < len; ++w)
+            user += std::string(words[(x = x * 1103515245u + 12345u) >> 29]) + " ";
+        const std::string turn = "<|im_start|>system\nYou help.<|im_end|>\n<|im_start|>user\n" +
+                                 user + "<|im_end|>\n<|im_start|>assistant\n";
+        worst = std::max({worst, end_margin(turn), end_margin(turn + "<think>\n\n</think>\n\n")});
+    }
+    RecordProperty("worst_end_margin_at_answer_start", std::to_string(worst));
+    EXPECT_LT(worst, -20.0f) << "the end token came near the top at an answer's first position";
+    int wins = 0;
+    for (llama_token t = 1000; t < 1000 + 40 * 97; t += 97)
+        wins +=
+            end_margin(std::string("<|im_start|>assistant\n") + llama_vocab_get_text(vocab, t)) > 0;
+    RecordProperty("eog_wins_of_40", wins);
+    EXPECT_GT(wins, 2) << "answers still end";
 }
 
 }  // namespace
