@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "api/common/json_fields.h"
+#include "api/common/media_refusal.h"
 #include "api/openai/openai_chat_options.h"
 
 namespace sf {
@@ -42,9 +43,7 @@ bool blocks_text(const json &c, const std::string &param, bool images_as_note, s
             if (!out.empty()) out += "\n";
             out += "[" + type + " omitted: the model has no vision support]";
         } else if (type == "image" || type == "document") {
-            err = bad_request(param + ": '" + type +
-                                  "' blocks are not supported: the model has no vision support",
-                              param);
+            err = media_refusal(type, param);
             return false;
         } else {
             err = bad_request(param + ": expected text blocks, got '" + type + "'", param);
@@ -137,9 +136,7 @@ bool parse_message(const json &m, size_t i, std::vector<chat_message> &out, api_
                 tm.content = "Error: " + tm.content;
             out.push_back(std::move(tm));
         } else if (type == "image" || type == "document") {
-            err = bad_request(
-                bp + ": '" + type + "' blocks are not supported: the model has no vision support",
-                bp);
+            err = media_refusal(type, bp);
             return false;
         } else {
             err = bad_request(bp + ".type: unsupported content block type '" + type + "' in a " +

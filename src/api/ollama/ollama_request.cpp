@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "api/common/json_fields.h"
+#include "api/common/media_refusal.h"
 #include "api/ollama/ollama_template.h"
 
 namespace sf {
@@ -197,8 +198,7 @@ bool parse_tools(const json &j, chat_options &chat, api_error &err) {
 
 bool refuse_images(const json &obj, const std::string &path, api_error &err) {
     if (obj.contains("images") && obj["images"].is_array() && !obj["images"].empty()) {
-        err = bad_request("images are not supported: the loaded model is text-only", path,
-                          "unsupported_content");
+        err = media_refusal("images", path);
         return false;
     }
     return true;

@@ -1,6 +1,7 @@
 #include "api/openai/openai_request.h"
 
 #include "api/common/json_fields.h"
+#include "api/common/media_refusal.h"
 #include "api/common/priority.h"
 #include "api/openai/openai_chat_options.h"
 
@@ -237,10 +238,7 @@ bool content_text(const json &c, size_t idx, std::string &out, api_error &err) {
             out += part["text"].get<std::string>();
         } else if (type == "image_url" || type == "input_image" || type == "input_audio" ||
                    type == "file") {
-            err = bad_request("content part type '" + type +
-                                  "' is not supported: the model has no vision support (it is "
-                                  "text-only)",
-                              param, "unsupported_content");
+            err = media_refusal(type, param);
             return false;
         } else {
             err = bad_request("unknown content part type '" + type + "'", param, "invalid_value");

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "api/common/json_fields.h"
+#include "api/common/media_refusal.h"
 #include "api/responses/responses_tools.h"
 
 namespace sf {
@@ -56,9 +57,7 @@ bool parts_text(const json &c, bool tool_output, const std::string &path, std::s
         } else if (type == "refusal" && !tool_output) {
             if (!fields::string(p, "refusal", t, err, pp + ".")) return false;
         } else if (media && !tool_output) {
-            err = bad_request(
-                "content part type '" + type + "' is not supported: the loaded model is text-only",
-                pp, "unsupported_content");
+            err = media_refusal(type, pp);
             return false;
         } else if (type == "input_image") {
             t = k_image_placeholder;
