@@ -73,6 +73,28 @@ test('a vision model still refuses an image, saying the server does not pass it 
   assert.equal(ok.status, 200, await ok.clone().text());
 });
 
+test('corrupt, non-image and oversize image data is a 400 naming the image, in each API', async () => {
+  const withUrl = (url) => ({ ...imageChat, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] });
+  const cases = [
+    ['data:image/png;base64,iVBOR!!!', /messages\[0\]\.content\[0\]\.image_url\.url: its data is not valid base64/, 'invalid_image'],
+    [`data:image/png;base64,${Buffer.from('plain text, no image').toString('base64')}`, /not a PNG, JPEG, GIF or BMP image/, 'invalid_image'],
+    [`data:image/png;base64,${Buffer.alloc(21 << 20, 0x89).toString('base64')}`, /larger than 20 MiB/, 'image_too_large'],
+  ];
+  for (const [url, message, code] of cases) {
+    const r = await post(vision, '/v1/chat/completions', withUrl(url));
+    assert.equal(r.status, 400);
+    const e = (await r.json()).error;
+    assert.equal(e.code, code);
+    assert.match(e.message, message);
+  }
+  const a = await post(vision, '/v1/messages', { model: MODEL, max_tokens: 4, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'bm90IGFuIGltYWdl' } }] }] }, { 'anthropic-version': '2023-06-01' });
+  assert.equal(a.status, 400);
+  assert.match((await a.json()).error.message, /messages\.0\.content\.0\.source\.data: the data is not a PNG/);
+  const o = await post(vision, '/api/generate', { model: MODEL, prompt: 'x', stream: false, images: ['bm90IGFuIGltYWdl'] });
+  assert.equal(o.status, 400);
+  assert.match((await o.json()).error, /images\[0\]: the data is not a PNG/);
+});
+
 test('a projector made for another model stops serve with the reason', async () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'sf-vision-'));
   const wide = projector({ preset: 'bench' }); // embedding 256; the tiny model's is 64

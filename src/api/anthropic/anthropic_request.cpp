@@ -53,6 +53,18 @@ bool blocks_text(const json &c, const std::string &param, bool images_as_note, s
     return true;
 }
 
+// An image block's base64 source (source.data): an image within the size limit, else a 400
+// naming it (media_refusal.h). URL sources pass here.
+bool check_image_source(const json &b, const std::string &bp, api_error &err) {
+    if (!b.contains("source") || !b["source"].is_object()) return true;
+    const json &src = b["source"];
+    if (!src.contains("type") || src["type"] != "base64" || !src.contains("data") ||
+        !src["data"].is_string())
+        return true;
+    return check_inline_image(src["data"].get_ref<const std::string &>(), false,
+                              bp + ".source.data", bp, err);
+}
+
 // One message's blocks, appended as chat messages: a user turn's tool_result blocks become
 // `tool` messages (in order, text around them becomes user messages); an assistant turn's
 // thinking becomes reasoning_content and its tool_use blocks tool_calls.
@@ -136,6 +148,7 @@ bool parse_message(const json &m, size_t i, std::vector<chat_message> &out, api_
                 tm.content = "Error: " + tm.content;
             out.push_back(std::move(tm));
         } else if (type == "image" || type == "document") {
+            if (type == "image" && !check_image_source(b, bp, err)) return false;
             err = media_refusal(type, bp);
             return false;
         } else {

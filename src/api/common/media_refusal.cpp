@@ -1,5 +1,7 @@
 #include "api/common/media_refusal.h"
 
+#include "api/common/image_data.h"
+
 namespace sf {
 
 namespace {
@@ -45,6 +47,18 @@ void explain_media_refusal(api_error &err, const std::string &model,
                       " support (it was served without a projector for it: serve --mmproj "
                       "FILE gives it one)";
     }
+}
+
+bool check_inline_image(std::string_view data, bool data_url, const std::string &where,
+                        const std::string &param, api_error &err) {
+    if (data_url && data.substr(0, 5) != "data:") return true;
+    image_data img;
+    const image_error e = data_url ? decode_image_data_url(data, k_max_image_bytes, img)
+                                   : decode_image_base64(data, k_max_image_bytes, img);
+    if (e == image_error::NONE) return true;
+    err = bad_request(where + ": " + image_error_text(e, k_max_image_bytes), param,
+                      e == image_error::TOO_LARGE ? "image_too_large" : "invalid_image");
+    return false;
 }
 
 }  // namespace sf

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "api/common/api_error.h"
 #include "core/worker_report.h"
@@ -29,5 +30,16 @@ api_error media_refusal(const std::string &type, const std::string &param);
  * this server does not pass media to the model yet. Status, type, param and code stay.
  */
 void explain_media_refusal(api_error &err, const std::string &model, const model_description *info);
+
+/**
+ * Checks an inline image before any refusal for the model's sake, so corrupt, oversize or
+ * non-image data is named as such: `data` is a data URL (`data_url`; anything not starting with
+ * "data:", an http(s) URL, passes unchecked) or bare base64. True when it decodes to an image of
+ * at most k_max_image_bytes (api/common/image_data.h); else false with `err`: 400, code
+ * "image_too_large" or "invalid_image", the message naming `where` (the field, e.g.
+ * "messages[0].content[1].image_url.url"), `param` as media_refusal's.
+ */
+bool check_inline_image(std::string_view data, bool data_url, const std::string &where,
+                        const std::string &param, api_error &err);
 
 }  // namespace sf

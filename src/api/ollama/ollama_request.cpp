@@ -198,6 +198,13 @@ bool parse_tools(const json &j, chat_options &chat, api_error &err) {
 
 bool refuse_images(const json &obj, const std::string &path, api_error &err) {
     if (obj.contains("images") && obj["images"].is_array() && !obj["images"].empty()) {
+        const json &images = obj["images"];
+        for (size_t i = 0; i < images.size(); ++i) {
+            const std::string at = path + "[" + std::to_string(i) + "]";
+            if (images[i].is_string() &&
+                !check_inline_image(images[i].get_ref<const std::string &>(), false, at, path, err))
+                return false;
+        }
         err = media_refusal("images", path);
         return false;
     }

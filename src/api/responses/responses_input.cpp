@@ -57,6 +57,11 @@ bool parts_text(const json &c, bool tool_output, const std::string &path, std::s
         } else if (type == "refusal" && !tool_output) {
             if (!fields::string(p, "refusal", t, err, pp + ".")) return false;
         } else if (media && !tool_output) {
+            const bool inline_url =
+                type == "input_image" && p.contains("image_url") && p["image_url"].is_string();
+            if (inline_url && !check_inline_image(p["image_url"].get_ref<const std::string &>(),
+                                                  true, pp + ".image_url", pp, err))
+                return false;
             err = media_refusal(type, pp);
             return false;
         } else if (type == "input_image") {

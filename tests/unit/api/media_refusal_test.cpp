@@ -65,7 +65,7 @@ TEST(MediaRefusal, EveryApiRefusesItsImageForm) {
     anthropic_options ao;
     EXPECT_FALSE(parse_anthropic_messages(
         /*body=*/R"({"model":"m","max_tokens":4,"messages":[{"role":"user","content":[
-        {"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA=="}}]}]})",
+        {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]}]})",
         /*count_only=*/false, r, ao, e));
     EXPECT_EQ(e.code, "unsupported_content");
     EXPECT_FALSE(e.media.empty());
@@ -73,8 +73,8 @@ TEST(MediaRefusal, EveryApiRefusesItsImageForm) {
     api_error o;
     ollama_options oo;
     EXPECT_FALSE(parse_ollama_chat(
-        R"({"model":"m","messages":[{"role":"user","content":"hi","images":["AA=="]}]})", r, oo,
-        o));
+        R"({"model":"m","messages":[{"role":"user","content":"hi","images":["iVBORw0KGgo="]}]})", r,
+        oo, o));
     EXPECT_EQ(o.code, "unsupported_content");
     EXPECT_EQ(o.param, "messages[0].images");
     explain_media_refusal(o, "tiny", nullptr);
