@@ -215,8 +215,8 @@ int main(int argc, char **argv) {
                       "with the model's tokenizer; implies --spec-type draft");
     serve->add_option("--mmproj", so.mmproj,
                       "Multimodal projector for the model (an mmproj .gguf path, as "
-                      "llama-server's --mmproj): requests may then carry images (or audio, if "
-                      "the projector takes it); without one the model is text-only");
+                      "llama-server's --mmproj): /api/show and /v1/models then say the model "
+                      "reads images; requests' images are not passed to it yet (issue #42)");
     serve
         ->add_option("--spec-draft-max", so.spec_draft_max,
                      "Most draft tokens per sequence per tick")
