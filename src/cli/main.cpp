@@ -213,6 +213,10 @@ int main(int argc, char **argv) {
     serve->add_option("--model-draft", so.model_draft,
                       "Draft model for speculative decoding (a .gguf path or org/repo:QUANT) "
                       "with the model's tokenizer; implies --spec-type draft");
+    serve->add_option("--mmproj", so.mmproj,
+                      "Multimodal projector for the model (an mmproj .gguf path, as "
+                      "llama-server's --mmproj): /api/show and /v1/models then say the model "
+                      "reads images; requests' images are not passed to it yet (issue #42)");
     serve
         ->add_option("--spec-draft-max", so.spec_draft_max,
                      "Most draft tokens per sequence per tick")
@@ -377,6 +381,8 @@ int main(int argc, char **argv) {
                      "Speculative decoding: none, ngram, draft, mtp")
         ->check(CLI::IsMember({"none", "ngram", "draft", "mtp"}));
     worker->add_option("--model-draft", wo.engine.spec.draft_model, "Draft model (.gguf path)");
+    worker->add_option("--mmproj", wo.engine.mmproj_path,
+                       "Multimodal projector of the model (.gguf path)");
     worker
         ->add_option("--spec-draft-max", wo.engine.spec.draft_max,
                      "Most draft tokens per sequence per tick")

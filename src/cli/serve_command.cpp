@@ -139,6 +139,7 @@ std::vector<std::string> worker_argv(const serve_options &opts, const std::strin
         argv.insert(argv.end(), {"--spec-type", opts.spec_type, "--spec-draft-max",
                                  std::to_string(opts.spec_draft_max)});
     if (!opts.model_draft.empty()) argv.insert(argv.end(), {"--model-draft", opts.model_draft});
+    if (!opts.mmproj.empty()) argv.insert(argv.end(), {"--mmproj", opts.mmproj});
     if (!opts.scripted_output.empty())
         argv.insert(argv.end(), {"--scripted-output", opts.scripted_output});
     if (opts.kv_unified) argv.push_back("--kv-unified");

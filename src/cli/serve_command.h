@@ -61,6 +61,8 @@ struct serve_options {
     std::string model_draft;
     int32_t spec_draft_max = 8;
     std::string standby    = "auto";  // hot standby worker: auto | on | off (worker_process.h)
+    // The model's multimodal projector (an mmproj .gguf path, issue #42); "" text-only.
+    std::string mmproj;
     // The token journal (src/journal): STATE/journal.db.
     bool journal              = true;           // --journal on|off (off: for benchmarks)
     std::string journal_sync  = "normal";       // off | normal | full (SQLite PRAGMA synchronous)

@@ -98,6 +98,8 @@ struct model_description {
     std::string devices;                // where the layers run: "CPU" or the GPU devices
     int32_t gpu_layers = 0;             // layers on GPU devices, of n_layers (n_layer + 1)
     int32_t n_layers   = 0;
+    bool vision        = false;  // its projector (--mmproj) takes images
+    bool audio         = false;  // its projector takes audio
 
     bool operator==(const model_description &) const = default;
 };

@@ -2,6 +2,7 @@
 
 #include <cpp-httplib/httplib.h>
 
+#include "api/common/media_refusal.h"
 #include "http/error_reply.h"
 #include "http/model_names.h"
 #include "http/route_util.h"
@@ -89,6 +90,11 @@ bool prepare_generation(const httplib::Request &req, const std::string &body,
     api_error err;
     if (!d.parse(body, greq, err) ||
         !apply_priority(req, rc.priority, rc.identity_secret, greq, res, err)) {
+        if (!err.media.empty()) {  // an image (or audio, a file): why, in terms of the model
+            model_description info;
+            const bool known = rc.sessions->model_info(info);
+            explain_media_refusal(err, rc.model_id, known ? &info : nullptr);
+        }
         send_error(res, d.errors(), err);
         return false;
     }

@@ -197,12 +197,19 @@ void register_status_routes(http_router &svr, session_manager &sessions,
 
     // The shape the caller expects: Anthropic's for clients that send anthropic-version,
     // OpenAI's otherwise.
-    svr.Get("/v1/models", [model_id](const httplib::Request &req, httplib::Response &res) {
-        const std::vector<std::string> ids{model_id};
-        res.set_content(dialect_of(req) == api_dialect::ANTHROPIC ? anthropic_models_body(ids)
-                                                                  : openai_models_body(ids),
-                        "application/json");
-    });
+    // OpenAI's entries say what the model reads (text, image, audio) once the worker has
+    // reported it.
+    svr.Get("/v1/models",
+            [model_id, &sessions](const httplib::Request &req, httplib::Response &res) {
+                const std::vector<std::string> ids{model_id};
+                if (dialect_of(req) == api_dialect::ANTHROPIC)
+                    return res.set_content(anthropic_models_body(ids), "application/json");
+                model_description info;
+                res.set_content(
+                    openai_models_body(ids, sessions.model_info(info) ? input_modalities(info)
+                                                                      : std::vector<std::string>{}),
+                    "application/json");
+            });
 
     svr.Get("/metrics", [&sessions, connections](const httplib::Request &, httplib::Response &res) {
         res.set_content(

@@ -231,6 +231,8 @@ void to_proto(const model_description &m, pb::ModelInfoReply &out) {
     out.set_devices(m.devices);
     out.set_gpu_layers(m.gpu_layers);
     out.set_n_layers(m.n_layers);
+    out.set_vision(m.vision);
+    out.set_audio(m.audio);
 }
 
 model_description from_proto(const pb::ModelInfoReply &r) {
@@ -250,6 +252,8 @@ model_description from_proto(const pb::ModelInfoReply &r) {
     m.devices               = r.devices();
     m.gpu_layers            = r.gpu_layers();
     m.n_layers              = r.n_layers();
+    m.vision                = r.vision();
+    m.audio                 = r.audio();
     return m;
 }
 

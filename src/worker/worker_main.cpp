@@ -189,6 +189,10 @@ int run_worker(const worker_options &opts) {
     facts.devices            = llama->offload().gpu_layers > 0 ? llama->offload().devices : "CPU";
     facts.gpu_layers         = llama->offload().gpu_layers;
     facts.n_layers           = llama->offload().n_layers;
+    if (const media_projector *p = llama->projector()) {
+        facts.vision = p->vision();
+        facts.audio  = p->audio();
+    }
     if (scripted) facts.engine += " (scripted test engine)";
     service.set_model_extras(&embedder, std::move(facts));
     service.set_ready(engine, &sched, llama->model_name(), &cache);

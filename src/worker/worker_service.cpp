@@ -385,6 +385,8 @@ grpc::Status worker_service::ModelInfo(grpc::ServerContext *, const pb::ModelInf
     reply->set_devices(facts_.devices);
     reply->set_gpu_layers(facts_.gpu_layers);
     reply->set_n_layers(facts_.n_layers);
+    reply->set_vision(facts_.vision);
+    reply->set_audio(facts_.audio);
     return grpc::Status::OK;
 }
 

@@ -33,6 +33,20 @@ export function model({ preset = 'tiny', arch = 'qwen3', seed = 1, eogScale = 1,
 }
 
 /**
+ * Path of a tiny vision projector for `preset`'s model (mkmodel --mmproj: LLaVA-style, 96 px
+ * images, 36 embeddings each), cached per options in this process.
+ */
+export function projector({ preset = 'tiny', seed = 1 } = {}) {
+  const key = `mmproj-${preset}-${seed}`;
+  if (!models.has(key)) {
+    const out = join(scratch, `${key}.gguf`);
+    execFileSync(MKMODEL, ['--preset', preset, '--seed', String(seed), '--mmproj', out]);
+    models.set(key, out);
+  }
+  return models.get(key);
+}
+
+/**
  * The ref a listing (/api/ps, /ui/events) shows for session `id`: 16 hex digits of its SHA-256.
  * Listings give the id itself only to who may use the session (http/session_access.h).
  */

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "api/common/json_fields.h"
+#include "api/common/media_refusal.h"
 #include "api/openai/openai_chat_options.h"
 
 namespace sf {
@@ -42,9 +43,7 @@ bool blocks_text(const json &c, const std::string &param, bool images_as_note, s
             if (!out.empty()) out += "\n";
             out += "[" + type + " omitted: the model has no vision support]";
         } else if (type == "image" || type == "document") {
-            err = bad_request(param + ": '" + type +
-                                  "' blocks are not supported: the model has no vision support",
-                              param);
+            err = media_refusal(type, param);
             return false;
         } else {
             err = bad_request(param + ": expected text blocks, got '" + type + "'", param);
@@ -52,6 +51,18 @@ bool blocks_text(const json &c, const std::string &param, bool images_as_note, s
         }
     }
     return true;
+}
+
+// An image block's base64 source (source.data): an image within the size limit, else a 400
+// naming it (media_refusal.h). URL sources pass here.
+bool check_image_source(const json &b, const std::string &bp, api_error &err) {
+    if (!b.contains("source") || !b["source"].is_object()) return true;
+    const json &src = b["source"];
+    if (!src.contains("type") || src["type"] != "base64" || !src.contains("data") ||
+        !src["data"].is_string())
+        return true;
+    return check_inline_image(src["data"].get_ref<const std::string &>(), false,
+                              bp + ".source.data", bp, err);
 }
 
 // One message's blocks, appended as chat messages: a user turn's tool_result blocks become
@@ -137,9 +148,8 @@ bool parse_message(const json &m, size_t i, std::vector<chat_message> &out, api_
                 tm.content = "Error: " + tm.content;
             out.push_back(std::move(tm));
         } else if (type == "image" || type == "document") {
-            err = bad_request(
-                bp + ": '" + type + "' blocks are not supported: the model has no vision support",
-                bp);
+            if (type == "image" && !check_image_source(b, bp, err)) return false;
+            err = media_refusal(type, bp);
             return false;
         } else {
             err = bad_request(bp + ".type: unsupported content block type '" + type + "' in a " +

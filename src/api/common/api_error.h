@@ -23,6 +23,9 @@ struct api_error {
     std::string message;
     std::string param;  // request field at fault ("" = none)
     std::string code;   // machine code ("" = null)
+    // A refused media part (api/common/media_refusal.h): its medium, a newline and the part's
+    // name, with which the handler says why once it knows the model. Never sent as such.
+    std::string media;
 };
 
 /** 400 invalid_request_error naming `param`. */

@@ -37,10 +37,13 @@ json model_info_json(const model_description &info) {
     return mi;
 }
 
-// What the chat template can do, read from its source (Ollama derives capabilities from its
-// template's variables the same way).
-json capabilities(const std::string &tmpl) {
-    json caps = json::array({"completion"});
+// What the model can do: "vision" when its projector takes images (Ollama's name for a model
+// with a projector), the rest read from the chat template's source (Ollama derives those from
+// its template's variables the same way).
+json capabilities(const model_description &info) {
+    const std::string &tmpl = info.chat_template;
+    json caps               = json::array({"completion"});
+    if (info.vision) caps.push_back("vision");
     if (tmpl.find("tools") != std::string::npos) caps.push_back("tools");
     if (tmpl.find("<think>") != std::string::npos ||
         tmpl.find("enable_thinking") != std::string::npos ||
@@ -119,7 +122,7 @@ std::string ollama_show_body(const ollama_model_entry &m, const model_descriptio
          {"template", tmpl},
          {"details", details(m)},
          {"model_info", model_info_json(info)},
-         {"capabilities", capabilities(tmpl)},
+         {"capabilities", capabilities(info)},
          {"modified_at", m.modified_at}});
 }
 

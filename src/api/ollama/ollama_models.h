@@ -51,7 +51,8 @@ bool parse_ollama_model_request(const std::string &body, std::string &model, boo
 /**
  * POST /api/show's body: modelfile (FROM `shown_path`), template, details, model_info (GGUF
  * metadata: numbers as numbers, the rest as strings, plus general.parameter_count),
- * capabilities (read from the chat template's source: "tools", "thinking"), modified_at.
+ * capabilities ("vision" with a projector that takes images; "tools", "thinking" read from the
+ * chat template's source), modified_at.
  */
 std::string ollama_show_body(const ollama_model_entry &m, const model_description &info,
                              const std::string &shown_path);
@@ -66,7 +67,7 @@ struct ollama_running_model {
     int64_t drafted_tokens = 0, accepted_tokens = 0;
     bool ready     = false;
     int64_t starts = 0;
-    std::optional<int64_t> pid;  // the worker's process id, only to key holders
+    std::optional<int64_t> pid;   // the worker's process id, only to key holders
     std::string devices = "CPU";  // where the layers run (model_description::devices)
     int32_t gpu_layers = 0, n_layers = 0;
 };

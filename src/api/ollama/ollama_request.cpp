@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "api/common/json_fields.h"
+#include "api/common/media_refusal.h"
 #include "api/ollama/ollama_template.h"
 
 namespace sf {
@@ -197,8 +198,14 @@ bool parse_tools(const json &j, chat_options &chat, api_error &err) {
 
 bool refuse_images(const json &obj, const std::string &path, api_error &err) {
     if (obj.contains("images") && obj["images"].is_array() && !obj["images"].empty()) {
-        err = bad_request("images are not supported: the loaded model is text-only", path,
-                          "unsupported_content");
+        const json &images = obj["images"];
+        for (size_t i = 0; i < images.size(); ++i) {
+            const std::string at = path + "[" + std::to_string(i) + "]";
+            if (images[i].is_string() &&
+                !check_inline_image(images[i].get_ref<const std::string &>(), false, at, path, err))
+                return false;
+        }
+        err = media_refusal("images", path);
         return false;
     }
     return true;

@@ -1,6 +1,7 @@
 #include "api/openai/openai_request.h"
 
 #include "api/common/json_fields.h"
+#include "api/common/media_refusal.h"
 #include "api/common/priority.h"
 #include "api/openai/openai_chat_options.h"
 
@@ -207,6 +208,17 @@ bool parse_common(const json &j, generate_request &out, openai_options &opts,
     return true;
 }
 
+// An image_url part's inline image (image_url.url, or image_url itself as a string): valid
+// base64 of an image within the size limit, else a 400 naming it (media_refusal.h).
+bool check_image_url(const json &part, const std::string &param, size_t k, api_error &err) {
+    if (!part.contains("image_url")) return true;
+    const json *url = &part["image_url"];
+    if (url->is_object() && url->contains("url")) url = &(*url)["url"];
+    const std::string where = param + "[" + std::to_string(k) + "].image_url";
+    return !url->is_string() || check_inline_image(url->get_ref<const std::string &>(), true,
+                                                   where + ".url", param, err);
+}
+
 // The text of a message's content: a string, null, or an array of text parts (joined).
 bool content_text(const json &c, size_t idx, std::string &out, api_error &err) {
     const std::string param = "messages[" + std::to_string(idx) + "].content";
@@ -220,7 +232,8 @@ bool content_text(const json &c, size_t idx, std::string &out, api_error &err) {
                           "invalid_type");
         return false;
     }
-    for (const auto &part : c) {
+    for (size_t k = 0; k < c.size(); ++k) {
+        const json &part = c[k];
         if (!part.is_object() || !part.contains("type") || !part["type"].is_string()) {
             err = bad_request("each content part must be an object with a 'type'", param,
                               "invalid_type");
@@ -237,10 +250,8 @@ bool content_text(const json &c, size_t idx, std::string &out, api_error &err) {
             out += part["text"].get<std::string>();
         } else if (type == "image_url" || type == "input_image" || type == "input_audio" ||
                    type == "file") {
-            err = bad_request("content part type '" + type +
-                                  "' is not supported: the model has no vision support (it is "
-                                  "text-only)",
-                              param, "unsupported_content");
+            if (type == "image_url" && !check_image_url(part, param, k, err)) return false;
+            err = media_refusal(type, param);
             return false;
         } else {
             err = bad_request("unknown content part type '" + type + "'", param, "invalid_value");

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "api/common/json_fields.h"
+#include "api/common/media_refusal.h"
 #include "api/responses/responses_tools.h"
 
 namespace sf {
@@ -56,9 +57,12 @@ bool parts_text(const json &c, bool tool_output, const std::string &path, std::s
         } else if (type == "refusal" && !tool_output) {
             if (!fields::string(p, "refusal", t, err, pp + ".")) return false;
         } else if (media && !tool_output) {
-            err = bad_request(
-                "content part type '" + type + "' is not supported: the loaded model is text-only",
-                pp, "unsupported_content");
+            const bool inline_url =
+                type == "input_image" && p.contains("image_url") && p["image_url"].is_string();
+            if (inline_url && !check_inline_image(p["image_url"].get_ref<const std::string &>(),
+                                                  true, pp + ".image_url", pp, err))
+                return false;
+            err = media_refusal(type, pp);
             return false;
         } else if (type == "input_image") {
             t = k_image_placeholder;

@@ -165,6 +165,7 @@ llama_engine::llama_engine(const llama_engine_options &opts)
         SF_LOG_WARN("engine", "no persistent threadpool (%d threads): ggml makes one per decode",
                     threads);
     }
+    if (!opts.mmproj_path.empty()) start_projector(threads);
     if (spec_draft_max_ > 0 && opts.spec.type == spec_type::DRAFT) start_drafter(threads);
     if (spec_draft_max_ > 0 && opts.spec.type == spec_type::MTP) start_mtp(threads, capacity);
     impl_->templates = common_chat_templates_init(impl_->model, "");
@@ -255,7 +256,23 @@ llama_engine::~llama_engine() {
     impl_->templates.reset();
     if (impl_->ctx) llama_free(impl_->ctx);
     if (impl_->threadpool) ggml_threadpool_free(impl_->threadpool);
+    impl_->projector.reset();  // it reads the model
     if (impl_->model) llama_model_free(impl_->model);
+}
+
+// The projector (--mmproj) beside the model: on the GPU when the model's layers went there.
+void llama_engine::start_projector(int32_t threads) {
+    try {
+        impl_->projector = std::make_unique<media_projector>(
+            opts_.mmproj_path, impl_->model, threads, impl_->offload.gpu_layers > 0);
+    } catch (...) {
+        impl_->release_on_throw();
+        throw;
+    }
+}
+
+const media_projector *llama_engine::projector() const {
+    return impl_->projector.get();
 }
 
 llama_model *llama_engine::model() const {

@@ -9,6 +9,7 @@
 
 #include "engine/engine.h"
 #include "engine/llama/gpu_offload.h"
+#include "engine/llama/media_projector.h"
 #include "engine/llama/speculation.h"
 
 struct llama_model;
@@ -53,6 +54,9 @@ struct llama_engine_options {
     // GPU offload (gpu_offload.h): by default as many layers as the GPU's memory holds; on a
     // machine without a GPU device every layer stays on the CPU.
     gpu_options gpu;
+    // The model's multimodal projector (media_projector.h; serve --mmproj FILE), "" for none:
+    // a text-only model. On the GPU when any of the model's layers are.
+    std::string mmproj_path;
 };
 
 class llama_engine final : public engine_i {
@@ -119,6 +123,8 @@ class llama_engine final : public engine_i {
     int32_t threads() const { return threads_; }
     /** Where the layers went: devices and counts (gpu_offload.h). */
     const offload_result &offload() const;
+    /** The projector (--mmproj), or null for a text-only model. */
+    const media_projector *projector() const;
     /** KV cache bytes per token (kv_config.h); 0 when not per token (recurrent, hybrid). */
     int64_t kv_bytes_per_token() const { return kv_bytes_per_token_; }
 
@@ -128,6 +134,7 @@ class llama_engine final : public engine_i {
     void warm_up_chat();
     void start_drafter(int32_t threads);
     void start_mtp(int32_t threads, int32_t capacity);
+    void start_projector(int32_t threads);
     struct impl;
     std::unique_ptr<impl> impl_;
     llama_engine_options opts_;

@@ -31,7 +31,7 @@
 namespace sf {
 
 struct llama_engine::impl {
-    llama_model *model       = nullptr;
+    llama_model *model = nullptr;
     offload_result offload;           // where the layers went (gpu_offload.h)
     std::vector<float> tensor_split;  // the load's tensor_split (llama.cpp keeps the pointer)
     llama_context *ctx       = nullptr;
@@ -64,10 +64,11 @@ struct llama_engine::impl {
     std::unique_ptr<message_boundary_finder> boundaries;  // snapshot points (hybrid models)
     int64_t next_handle = 1;
     std::atomic<size_t> parked_bytes{0};
-    std::unique_ptr<token_memo> tokens;     // long prompts' tokenization (token_memo.h)
-    std::unique_ptr<draft_model> drafter;   // --spec-type draft (tick thread)
-    std::unique_ptr<mtp_drafter> mtp;       // --spec-type mtp (tick thread)
-    std::vector<llama_token_data> scratch;  // sample_with_grammar's candidates (tick thread)
+    std::unique_ptr<token_memo> tokens;          // long prompts' tokenization (token_memo.h)
+    std::unique_ptr<draft_model> drafter;        // --spec-type draft (tick thread)
+    std::unique_ptr<mtp_drafter> mtp;            // --spec-type mtp (tick thread)
+    std::unique_ptr<media_projector> projector;  // --mmproj (media_projector.h); before model
+    std::vector<llama_token_data> scratch;       // sample_with_grammar's candidates (tick thread)
     // Samples seq (its grammar apart: grammars[seq] set) on this thread from logits row `idx`.
     llama_token sample_grammar(int seq, int32_t idx, uint32_t index) {
         llama_synchronize(ctx);
@@ -86,6 +87,7 @@ struct llama_engine::impl {
     }
     // Frees what the constructor made before it throws (its destructor will not run).
     void release_on_throw() {
+        projector.reset();
         llama_free(ctx);
         if (threadpool) ggml_threadpool_free(threadpool);
         llama_model_free(model);

@@ -31,6 +31,10 @@ struct model_facts {
     std::string devices = "CPU";
     int32_t gpu_layers  = 0;
     int32_t n_layers    = 0;
+    // What the projector (--mmproj, media_projector.h) takes, set by the worker; both false for
+    // a text-only model.
+    bool vision = false;
+    bool audio  = false;
 };
 
 /**

@@ -21,6 +21,19 @@ TEST(ModelListing, OpenAIListsEveryIdInOrder) {
     EXPECT_TRUE(j["data"][0]["created"].is_number_integer());
 }
 
+TEST(ModelListing, OpenAISaysWhatAModelReadsOnceKnown) {
+    const json plain = json::parse(openai_models_body({"a"}));
+    EXPECT_FALSE(plain["data"][0].contains("architecture"));  // not reported yet
+    model_description d;
+    EXPECT_EQ(input_modalities(d), std::vector<std::string>{"text"});
+    d.vision     = true;
+    const json j = json::parse(openai_models_body({"a"}, input_modalities(d)));
+    EXPECT_EQ(j["data"][0]["architecture"]["input_modalities"], json::array({"text", "image"}));
+    EXPECT_EQ(j["data"][0]["architecture"]["output_modalities"], json::array({"text"}));
+    d.audio = true;
+    EXPECT_EQ(input_modalities(d), (std::vector<std::string>{"text", "image", "audio"}));
+}
+
 TEST(ModelListing, AnthropicPagesNameTheirEnds) {
     const json j = json::parse(anthropic_models_body({"a", "b", "c"}));
     EXPECT_EQ(j["data"].size(), 3u);
@@ -85,6 +98,9 @@ TEST(ModelListing, OllamaShowAndPsCarryTheModelsFacts) {
     EXPECT_EQ(show["model_info"]["qwen3.context_length"], 40960);  // a number, not a string
     EXPECT_EQ(show["model_info"]["general.name"], "tiny");
     EXPECT_EQ(show["capabilities"], json::array({"completion", "tools", "thinking"}));
+    d.vision = true;  // a projector that reads images (--mmproj)
+    EXPECT_EQ(json::parse(ollama_show_body(m, d, "m.gguf"))["capabilities"],
+              json::array({"completion", "vision", "tools", "thinking"}));
     EXPECT_NE(show["modelfile"].get<std::string>().find("FROM m.gguf"), std::string::npos);
 
     ollama_running_model r;

@@ -104,19 +104,25 @@ class MmprojTest : public ::testing::Test {
         return chunks;
     }
 
+    // A fresh context of 256 cells, batches of 64.
+    static context_ptr new_context() {
+        llama_context_params cp = llama_context_default_params();
+        cp.n_ctx                = 256;
+        cp.n_batch              = 64;
+        cp.n_threads = cp.n_threads_batch = sf::test::k_decode_threads;
+        context_ptr ctx(llama_init_from_model(model_.get(), cp));
+        EXPECT_NE(ctx, nullptr);
+        return ctx;
+    }
+
     // The last position's logits after evaluating `image`'s prompt in a fresh context.
     static std::vector<float> logits_after(const std::string &png) {
         const bitmap_ptr image = decode(png);
         EXPECT_NE(image, nullptr);
         if (!image) return {};
         const chunks_ptr chunks = tokenize(image.get());
-        llama_context_params cp = llama_context_default_params();
-        cp.n_ctx                = 256;
-        cp.n_batch              = 64;
-        cp.n_threads = cp.n_threads_batch = sf::test::k_decode_threads;
-        const context_ptr ctx(llama_init_from_model(model_.get(), cp));
-        EXPECT_NE(ctx, nullptr);
-        llama_pos n_past = 0;
+        const context_ptr ctx   = new_context();
+        llama_pos n_past        = 0;
         EXPECT_EQ(mtmd_helper_eval_chunks(mtmd_.get(), ctx.get(), chunks.get(), 0, 0, 64,
                                           /*logits_last=*/true, &n_past),
                   0);
@@ -205,6 +211,56 @@ TEST_F(MmprojTest, DifferentImagesGiveDifferentLogitsTheSameImageTheSame) {
     double diff = 0;
     for (size_t i = 0; i < a1.size(); ++i) diff = std::max(diff, double(std::abs(a1[i] - b[i])));
     EXPECT_GT(diff, 1e-3) << "the image does not reach the logits";
+}
+
+// The design's claim (docs/ARCHITECTURE.md, "Images"): an image's embeddings, encoded once, can
+// be decoded in slices, as a prefill chunk boundary inside the image would cut them, and the
+// model reads the same image. Reference: mtmd's helper, the image in one batch.
+TEST_F(MmprojTest, AnImageDecodedInTwoSlicesReadsAsInOne) {
+    const std::string png          = make_png(64, 48, false);
+    const std::vector<float> whole = logits_after(png);
+    const bitmap_ptr image         = decode(png);
+    const chunks_ptr chunks        = tokenize(image.get());
+    const context_ptr ctx          = new_context();
+    llama_pos n_past               = 0;
+    const mtmd_input_chunk *text0  = mtmd_input_chunks_get(chunks.get(), 0);
+    ASSERT_EQ(
+        mtmd_helper_eval_chunk_single(mtmd_.get(), ctx.get(), text0, 0, 0, 64, false, &n_past), 0);
+    const mtmd_input_chunk *img = mtmd_input_chunks_get(chunks.get(), 1);
+    ASSERT_EQ(mtmd_encode_chunk(mtmd_.get(), img), 0);
+    const float *embd  = mtmd_get_output_embd(mtmd_.get());
+    const int n_embd   = llama_model_n_embd_inp(model_.get());
+    const int n_tokens = int(mtmd_input_chunk_get_n_tokens(img));
+    for (const auto &[from, to] : {std::pair{0, 20}, std::pair{20, n_tokens}}) {
+        llama_batch b = llama_batch_init(to - from, n_embd, 1);
+        b.n_tokens    = to - from;
+        std::copy(embd + size_t(from) * n_embd, embd + size_t(to) * n_embd, b.embd);
+        for (int i = 0; i < b.n_tokens; ++i) {
+            b.pos[i]       = n_past + i;
+            b.n_seq_id[i]  = 1;
+            b.seq_id[i][0] = 0;
+            b.logits[i]    = false;
+        }
+        ASSERT_EQ(llama_decode(ctx.get(), b), 0);
+        n_past += b.n_tokens;
+        llama_batch_free(b);
+    }
+    const mtmd_input_chunk *text1 = mtmd_input_chunks_get(chunks.get(), 2);
+    ASSERT_EQ(
+        mtmd_helper_eval_chunk_single(mtmd_.get(), ctx.get(), text1, n_past, 0, 64, true, &n_past),
+        0);
+    const float *l = llama_get_logits_ith(ctx.get(), -1);
+    ASSERT_NE(l, nullptr);
+    double diff = 0;
+    size_t best = 0, best_whole = 0;
+    for (size_t i = 0; i < whole.size(); ++i) {
+        diff = std::max(diff, double(std::abs(l[i] - whole[i])));
+        if (l[i] > l[best]) best = i;
+        if (whole[i] > whole[best_whole]) best_whole = i;
+    }
+    // Other batch shapes may round differently in the last bits; never by more.
+    EXPECT_LT(diff, 1e-3);
+    EXPECT_EQ(best, best_whole);
 }
 
 }  // namespace

@@ -238,6 +238,7 @@ TEST(ProtocolConvert, ModelFactsAndEmbedBatchRoundTrip) {
     m.tokenizer_fingerprint = "ab";
     m.engine                = "llama.cpp b1-de3ff81";
     m.model_fingerprint     = "cd";
+    m.vision                = true;  // a projector that reads images, none for audio
     pb::ModelInfoReply mi;
     protocol::to_proto(m, mi);
     EXPECT_EQ(protocol::from_proto(over_wire(mi)), m);
