@@ -182,7 +182,7 @@ std::string metrics_text(session_manager &sessions) {
 }  // namespace
 
 void register_status_routes(http_router &svr, session_manager &sessions,
-                            const std::string &model_id, const std::string & /*model_path*/,
+                            std::vector<std::string> model_ids,
                             std::shared_ptr<connection_stats> connections) {
     svr.Get("/health", [&sessions](const httplib::Request &, httplib::Response &res) {
         const auto h = sessions.health();
@@ -197,8 +197,8 @@ void register_status_routes(http_router &svr, session_manager &sessions,
 
     // The shape the caller expects: Anthropic's for clients that send anthropic-version,
     // OpenAI's otherwise.
-    svr.Get("/v1/models", [model_id](const httplib::Request &req, httplib::Response &res) {
-        const std::vector<std::string> ids{model_id};
+    svr.Get("/v1/models", [ids = std::move(model_ids)](const httplib::Request &req,
+                                                       httplib::Response &res) {
         res.set_content(dialect_of(req) == api_dialect::ANTHROPIC ? anthropic_models_body(ids)
                                                                   : openai_models_body(ids),
                         "application/json");

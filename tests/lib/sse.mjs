@@ -35,3 +35,38 @@ export async function* sseFrames(res, { all = false } = {}) {
     }
   }
 }
+
+/**
+ * Streams an OpenAI chat completion (`body` with stream: true) from `server` to its end.
+ * Resolves { status, text (reasoning and content), model (the first chunk's), done ([DONE]
+ * came), error (an in-band error object or null), at (Date.now() at the end) }; `onToken(text)`
+ * after each piece of text.
+ */
+export async function chatStream(server, body, onToken = () => {}) {
+  const res = await fetch(`${server.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+  let text = '';
+  let model = null;
+  let done = false;
+  let error = null;
+  if (res.status !== 200) return { status: res.status, text, model, done, error: await res.text(), at: Date.now() };
+  for await (const { data } of sseFrames(res)) {
+    if (data === '[DONE]') {
+      done = true;
+      continue;
+    }
+    const j = JSON.parse(data);
+    if (j.error) error = j.error;
+    model ??= j.model ?? null;
+    const d = j.choices?.[0]?.delta ?? {};
+    const piece = (d.reasoning_content ?? '') + (d.content ?? '');
+    if (piece) {
+      text += piece;
+      onToken(text);
+    }
+  }
+  return { status: res.status, text, model, done, error, at: Date.now() };
+}
