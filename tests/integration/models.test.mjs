@@ -4,7 +4,9 @@
 // default loads on first use and unloads after --keep-alive or a request's keep_alive: 0; with
 // --max-models 2 a request for the third model waits until a resident one is idle while the two
 // others stream, and is then served; a SIGKILLed worker of one model leaves the other model's
-// stream complete and identical, and its own stream resumes on its own model.
+// stream complete and identical, and its own stream resumes on its own model; a head SIGKILLed
+// with streams of two models running is restarted on the same state directory and finishes
+// each session on its own model.
 // Real `superfluid serve` processes, raw HTTP.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -174,6 +176,31 @@ test('a SIGKILLed worker of one model leaves the other model\'s concurrent strea
   assert.deepEqual([a.done, a.error, a.text], [true, null, refs[A].long], 'A is untouched');
   assert.ok(cut < refs[B].long.length, 'B was killed mid-stream');
   assert.deepEqual([b.done, b.error, b.model, b.text], [true, null, B, refs[B].long], 'B resumed on B');
+  await server.stop();
+  server = null;
+});
+
+test('a head SIGKILLed with streams of two models: restarted on the same state dir, each session finishes on its own model', async () => {
+  server = await startServer([paths[1]], { modelPath: paths[0] });
+  const stateDir = server.stateDir;
+  const killed = new Promise((r) => server.proc.once('exit', r));
+  // B first (its load), then A; the head dies once both have sent text.
+  let bStarted = false;
+  const sb = chatStream(server, sampled(B, 1, LONG), () => (bStarted = true));
+  assert.ok(await until(() => bStarted, 60000), 'B streams');
+  const sa = chatStream(server, sampled(A, 1, LONG), () => server.proc.exitCode === null && server.proc.kill('SIGKILL'));
+  const [a, b] = await Promise.all([sa, sb]);
+  await killed;
+  assert.deepEqual([a.done, b.done], [false, false], 'both streams were cut by the kill');
+  assert.ok(a.session && b.session);
+
+  server = await startServer([paths[1]], { modelPath: paths[0], stateDir });
+  assert.match(server.log(), /resuming 2 unfinished sessions from the journal/);
+  for (const [r, id] of [[a, A], [b, B]]) {
+    const whole = await chatStream(server, null, () => {}, `/v1/sessions/${r.session}/events`);
+    assert.equal(whole.status, 200);
+    assert.deepEqual([whole.done, whole.error, whole.text], [true, null, refs[id].long], `${id}'s session finished on ${id}`);
+  }
   await server.stop();
   server = null;
 });
