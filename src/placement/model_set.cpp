@@ -89,8 +89,14 @@ void model_set::stop() {
 }
 
 size_t model_set::index_of(const std::string &id) const {
+    // Ollama's "<id>:latest" as its clients name (and the journal keeps) it.
+    const std::string latest = ":latest";
+    const bool tagged        = id.size() > latest.size() && id.ends_with(latest);
+    const std::string bare   = tagged ? id.substr(0, id.size() - latest.size()) : id;
     for (size_t i = 0; i < slots_.size(); ++i)
         if (slots_[i].m.id == id) return i;
+    for (size_t i = 0; i < slots_.size(); ++i)
+        if (slots_[i].m.id == bare) return i;
     return default_;
 }
 

@@ -121,7 +121,8 @@ class model_set final : public worker_client, private worker_listener {
     void on_events(uint64_t stream, std::vector<worker_event> &batch) override;
     void on_stream_lost(uint64_t stream) override;
 
-    // The slot a request's model names (the default for a name none has).
+    // The slot a request's model names: an id, or "<id>:latest" (the default for a name none
+    // has).
     size_t index_of(const std::string &id) const;
     // Pins slot `i` and makes it resident (loading it, making room first); its client, or null
     // with `err` (the pin is released then). Waits as long as it takes.

@@ -81,9 +81,11 @@ test('serve A B C: each name is answered by its model (its id, its own text); th
   // Other names of a model: its file name, its path; Ollama's name:latest.
   assert.equal((await complete(server, sampled(basename(paths[2]), 0, SHORT))).model, C);
   assert.equal((await complete(server, sampled(paths[1], 0, SHORT))).text, refs[B].short);
-  const o = await postJson(server.url, '/api/chat', { model: `${C}:latest`, messages: prompt(0), stream: false, options: { num_predict: SHORT, temperature: 0.9, seed: 11 } });
-  const oj = await o.json();
-  assert.equal(oj.model, `${C}:latest`);
+  const ollama = async (name) => (await (await postJson(server.url, '/api/chat', { model: name, messages: prompt(0), stream: false, options: { num_predict: SHORT, temperature: 0.9, seed: 11 } })).json());
+  const [oc, ocl, oa] = [await ollama(C), await ollama(`${C}:latest`), await ollama(A)];
+  assert.deepEqual([oc.model, ocl.model], [C, `${C}:latest`]);
+  assert.equal(ocl.message.content, oc.message.content, `${C}:latest is answered by ${C}`);
+  assert.notEqual(ocl.message.content, oa.message.content);
   // An unknown name: the default model, marked as substituted.
   const u = await complete(server, sampled('gpt-4o-mini', 0, SHORT));
   assert.deepEqual([u.model, u.text, u.substituted], [A, refs[A].short, 'gpt-4o-mini']);

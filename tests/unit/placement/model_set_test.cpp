@@ -89,13 +89,15 @@ TEST(ModelSet, SubmissionsGoToTheirModelLoadedOnFirstUse) {
     ASSERT_TRUE(h.submit("b", "s1"));
     EXPECT_EQ(h.load_count(1), 1);
     EXPECT_TRUE(h.fake(1).running("s1"));
+    ASSERT_TRUE(h.submit("b:latest", "s9"));  // Ollama's name for b
+    EXPECT_TRUE(h.fake(1).running("s9"));
     ASSERT_TRUE(h.submit("no-such-model", "s2"));  // an unknown name: the default
     EXPECT_TRUE(h.fake(0).running("s2"));
     EXPECT_FALSE(h.fake(1).running("s2"));
     // Each load has its own stream ids; stream_open asks the right worker.
     EXPECT_NE(h.fake(0).stream_id() >> 40, h.fake(1).stream_id() >> 40);
     EXPECT_TRUE(h.set.stream_open(h.fake(1).stream_id()));
-    EXPECT_EQ(h.report(1).sessions, 1);
+    EXPECT_EQ(h.report(1).sessions, 2);
     h.finish_all(1);
     EXPECT_EQ(h.report(1).sessions, 0);
     // Idle with the server's keep-alive (5 min): resident, expiring; the default never expires.
