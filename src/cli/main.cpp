@@ -14,6 +14,7 @@
 #include "cli/ps_command.h"
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
+#include "cli/serve_models.h"
 #include "cli/show_command.h"
 #include "cli/stop_command.h"
 #include "engine/llama/gpu_offload.h"
@@ -35,10 +36,32 @@ int main(int argc, char **argv) {
 
     sf::serve_options so;
     auto *serve = app.add_subcommand("serve", "Serve a GGUF model over the OpenAI API on one port");
-    serve->add_option("model", so.model,
-                      "A .gguf file or a hub model org/repo[:TAG][@rev], pulled when missing "
-                      "(default: unsloth/Qwen3-0.6B-GGUF:Q4_K_M, offline the embedded test "
-                      "model)");
+    serve->add_option("model", so.models,
+                      "Models to serve, each a .gguf file or a hub model org/repo[:TAG][@rev], "
+                      "pulled when missing (default: unsloth/Qwen3-0.6B-GGUF:Q4_K_M, offline "
+                      "the embedded test model). The first (or --default-model) loads at start "
+                      "and answers names no served model has; the others load on first use");
+    serve->add_option("--default-model", so.default_model,
+                      "Which served model is the default (its id, argument, path or file name)");
+    std::string keep_alive = "5m";
+    serve
+        ->add_option("--keep-alive", keep_alive,
+                     "How long a model other than the default stays loaded once idle (Ollama's "
+                     "syntax: 5m, 30s, 1h30m; 0: unloaded as soon as idle; -1: never); a "
+                     "request's keep_alive (Ollama API) sets it for its model")
+        ->capture_default_str()
+        ->check([](const std::string &v) {
+            std::chrono::milliseconds ms{};
+            return sf::parse_keep_alive_flag(v, ms) ? std::string{}
+                                                    : "not a duration like 5m, 30s, 0 or -1";
+        });
+    serve
+        ->add_option("--max-models", so.max_models,
+                     "Most models loaded at once (0: no limit); a request for another waits until "
+                     "a loaded model is idle, which is unloaded (a model with running or waiting "
+                     "requests never is)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1024));
     serve->add_option("--host", so.host, "Address to listen on")->capture_default_str();
     serve->add_option("--port", so.port, "Port to listen on")
         ->capture_default_str()
@@ -400,6 +423,9 @@ int main(int argc, char **argv) {
         sf::parse_size_mib(cache_ram, so.cache_ram);
         sf::parse_size_mib(cache_disk, so.cache_disk);
         so.journal = journal_mode == "on";
+        std::chrono::milliseconds keep_alive_ms{};
+        sf::parse_keep_alive_flag(keep_alive, keep_alive_ms);  // checked by the option
+        so.keep_alive_ms = keep_alive_ms.count();
         if (!so.model_draft.empty() && so.spec_type == "none") so.spec_type = "draft";
         if (so.spec_type == "draft" && so.model_draft.empty()) {
             fprintf(stderr, "--spec-type draft needs --model-draft FILE\n");

@@ -12,6 +12,7 @@
 #include "api/common/client_identity.h"
 #include "cli/model_source.h"
 #include "cli/port_check.h"
+#include "cli/serve_models.h"
 #include "cluster/cluster_head.h"
 #include "http/http_server.h"
 #include "http/origin_policy.h"
@@ -207,11 +208,15 @@ int run_serve(const serve_options &in) {
         SF_LOG_ERROR("serve", "%s", err.c_str());
         return 1;
     }
-    // A .gguf path, a hub model (pulled when missing) or the default model.
-    resolved_model resolved;
-    if (!resolve_model_arg(opts.model, opts.state_dir, resolved)) return 1;
-    const std::string model = resolved.path;
-    cap_ctx_size(opts, model);
+    // .gguf paths, hub models (pulled when missing) or the default model (cli/serve_models.h).
+    served_models served;
+    if (!resolve_served_models(opts, served)) return 1;
+    if (opts.cluster && served.list.size() > 1) {
+        SF_LOG_ERROR("serve", "--cluster serves one model (several models: issue #40, not yet)");
+        return 1;
+    }
+    const resolved_model resolved = served.default_model();
+    const std::string model       = resolved.path;
     if (!opts.model_draft.empty()) {  // --model-draft: a path or a hub model, as the model
         resolved_model draft;
         if (!resolve_model_arg(opts.model_draft, opts.state_dir, draft)) return 1;
@@ -229,14 +234,16 @@ int run_serve(const serve_options &in) {
     // Unix socket paths are limited to 107 bytes, so not under a possibly deep state dir.
     const std::string sock =
         "/tmp/superfluid-" + std::to_string(getuid()) + "-" + std::to_string(getpid()) + ".sock";
-    std::vector<std::string> argv = worker_argv(opts, model);
-    argv.insert(argv.end(), {"--socket", sock});
     standby_mode standby = standby_mode::automatic;
     parse_standby_mode(opts.standby, standby);  // the CLI accepts only valid names
     // Cluster mode: the local worker is one node of a pool that guests join.
     std::unique_ptr<worker_client> worker;
     node_pool *pool = nullptr;
     if (opts.cluster) {
+        serve_options local = opts;
+        cap_ctx_size(local, model);
+        std::vector<std::string> argv = worker_argv(local, model);
+        argv.insert(argv.end(), {"--socket", sock});
         auto p = std::make_unique<node_pool>();
         p->set_lost_after(std::chrono::seconds(opts.node_lost_after_s));
         if (opts.local_worker)
@@ -249,7 +256,7 @@ int run_serve(const serve_options &in) {
         pool   = p.get();
         worker = std::move(p);
     } else {
-        worker = std::make_unique<local_worker>(argv, sock, 0, standby);
+        worker = make_model_workers(opts, served, sock, standby);
     }
     session_manager sessions(std::move(worker));
     sessions.use_journal(open_journal(opts));
@@ -283,9 +290,11 @@ int run_serve(const serve_options &in) {
                     "listening on %s, beyond this machine, with no --api-key: anyone who can "
                     "reach the port can use the model",
                     opts.host.c_str());
-    ho.max_body_bytes         = opts.max_body_bytes;
-    ho.model_path             = model;
-    ho.model_id               = resolved.name;
+    ho.max_body_bytes = opts.max_body_bytes;
+    ho.model_path     = model;
+    ho.model_id       = resolved.name;
+    for (size_t i = 0; i < served.list.size(); ++i)
+        ho.models.push_back({served.list[i].name, served.list[i].path, served.general_names[i]});
     ho.state_dir              = opts.state_dir;
     ho.strict_model_names     = opts.strict_model_names;
     ho.priority.default_class = opts.default_priority;

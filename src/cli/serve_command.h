@@ -10,6 +10,12 @@ namespace sf {
 
 struct serve_options {
     std::string model;  // a .gguf path or org/repo[:TAG][@rev]; empty = the default model
+    // Several models (issue #40, cli/serve_models.h): each like `model`; non-empty: `model` is
+    // ignored. The first (or `default_model`) answers unknown names and loads at start.
+    std::vector<std::string> models;
+    std::string default_model;       // --default-model: which served model is the default
+    int64_t keep_alive_ms = 300000;  // --keep-alive: idle time before a model unloads; <0 never
+    int max_models        = 0;       // --max-models: most models resident at once; 0: no limit
     std::string host      = "127.0.0.1";
     int port              = 8453;
     int ctx_size          = 0;      // most tokens per sequence; 0: the model's training context

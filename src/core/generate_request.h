@@ -49,6 +49,12 @@ struct generate_request {
     // after a head restart to find its session (session_manager.h). Never set by adapters.
     std::string retry_key;
 
+    // How long the model stays loaded once idle after this request (Ollama's `keep_alive`), in
+    // ms; k_keep_alive_unset: the server's --keep-alive; negative: never unloaded; 0: unloaded
+    // as soon as it is idle. Head only (placement/model_set.h): never journaled or sent.
+    static constexpr int64_t k_keep_alive_unset = INT64_MIN;
+    int64_t keep_alive_ms                       = k_keep_alive_unset;
+
     bool operator==(const generate_request &) const = default;
 };
 

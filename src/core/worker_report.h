@@ -126,6 +126,22 @@ struct node_report {
 };
 
 /**
+ * One served model as /api/ps shows it (issue #40): resident (its worker loaded, or loading),
+ * or not, with what keeps it.
+ */
+struct model_report {
+    std::string id;              // the id requests name and answers carry
+    std::string path;            // its GGUF file
+    bool is_default = false;     // answers unknown names; loaded at start, never unloaded idle
+    std::string state;           // unloaded | loading | resident | unloading
+    int32_t sessions      = 0;   // sessions placed on it and not finished
+    int32_t waiting       = 0;   // requests waiting for it (its load, or room to load it)
+    int64_t expires_in_ms = -1;  // resident and idle: unloaded in this many ms; -1: not expiring
+    int32_t pid           = -1;  // its worker process (-1 when not resident)
+    int32_t starts        = 0;   // worker processes started for it (loads and restarts)
+};
+
+/**
  * One placement of a session on a worker (issue #17: "the journal records the move"): the
  * first has from_index 0; each resume after a lost worker or node adds one with a greater
  * epoch (the relay's counter, increasing over all sessions) and the index of the first token

@@ -26,6 +26,7 @@ namespace sf {
 
 http_server::http_server(session_manager &sessions, http_options opts)
     : sessions_(sessions), opts_(std::move(opts)), svr_(std::make_unique<http_router>()) {
+    if (opts_.models.empty()) opts_.models.push_back({opts_.model_id, opts_.model_path, ""});
     register_routes();
     event_server_options eo;
     eo.host           = opts_.host;
@@ -41,13 +42,19 @@ http_server::~http_server() {
     stop();
 }
 
-bool http_server::model_matches(const std::string &name) {
-    if (name.empty() || name == opts_.model_id || name == "default") return true;
-    std::filesystem::path p(opts_.model_path);
-    if (name == opts_.model_path || name == p.filename().string() || name == p.stem().string())
-        return true;
+std::string http_server::model_of(const std::string &name) {
+    if (name.empty() || name == "default") return opts_.model_id;
+    for (const auto &m : opts_.models) {
+        std::filesystem::path p(m.path);
+        if (name == m.id || name == m.path || name == p.filename().string() ||
+            name == p.stem().string() || (!m.general_name.empty() && name == m.general_name))
+            return m.id;
+    }
+    // The default model's general.name as its worker reports it.
     auto h = sessions_.health();
-    return h.reachable && !h.status.model_name.empty() && name == h.status.model_name;
+    if (h.reachable && !h.status.model_name.empty() && name == h.status.model_name)
+        return opts_.model_id;
+    return "";
 }
 
 // A page of an allowed origin may read the response: its origin is echoed (never "*"), set once
@@ -144,13 +151,16 @@ void http_server::register_routes() {
         res.set_header("Access-Control-Max-Age", "86400");
     });
 
-    register_status_routes(svr, sessions_, opts_.model_id, opts_.model_path, conn_stats_);
+    std::vector<std::string> ids;
+    for (const auto &m : opts_.models) ids.push_back(m.id);
+    register_status_routes(svr, sessions_, ids, conn_stats_);
     if (!opts_.state_dir.empty()) register_store_routes(svr, opts_.state_dir);
 
     route_context rc;
     rc.sessions       = &sessions_;
-    rc.model_ok       = [this](const std::string &n) { return model_matches(n); };
+    rc.model_of       = [this](const std::string &n) { return model_of(n); };
     rc.model_id       = opts_.model_id;
+    rc.models         = opts_.models;
     rc.max_body_bytes = opts_.max_body_bytes;
     rc.priority       = opts_.priority;
     // Which model answers a name (http/model_names.h).

@@ -11,6 +11,7 @@
 #include "api/common/priority.h"
 #include "http/connection_stats.h"
 #include "http/event_server.h"
+#include "http/route_context.h"
 #include "http/router.h"
 #include "session/session_manager.h"
 
@@ -22,8 +23,11 @@ struct http_options {
     size_t max_body_bytes   = 32u << 20;  // larger bodies get 413
     int threads             = 256;        // requests handled at once; beyond: 503 (event_server.h)
     double header_timeout_s = 30;  // request line + headers must arrive within (event_server.h)
-    std::string model_id;          // the id /v1/models lists
-    std::string model_path;
+    std::string model_id;          // the default model's id: it answers unknown names
+    std::string model_path;        // the default model's file
+    // Every served model, the default included, in the order /v1/models and /api/tags list
+    // them (empty: the default model alone, filled in by the constructor).
+    std::vector<served_model> models;
     std::string state_dir;     // the model store's index (/api/pull, /api/delete)
     priority_config priority;  // how requests get their class (api/common/priority.h)
 
@@ -43,8 +47,11 @@ class http_server {
     /** Binds and serves until stop(); returns false when the address cannot be bound. */
     bool listen();
     void stop();
-    /** True when `name` designates the loaded model (id, file name, path or general.name). */
-    bool model_matches(const std::string &name);
+    /**
+     * The id of the served model `name` designates (id, file name or stem, path, GGUF
+     * general.name; "" or "default": the default model); "" when none does.
+     */
+    std::string model_of(const std::string &name);
 
   private:
     void register_routes();

@@ -31,12 +31,12 @@ std::optional<models::model_entry> pulled(const route_context &rc, const std::st
 
 }  // namespace
 
-bool serves_model(const route_context &rc, const std::string &name, bool ollama) {
-    if (rc.model_ok(name)) return true;
-    if (!ollama) return false;
+std::string served_model_of(const route_context &rc, const std::string &name, bool ollama) {
+    if (std::string id = rc.model_of(name); !id.empty()) return id;
+    if (!ollama) return "";
     const auto colon = name.rfind(':');
-    return colon != std::string::npos && name.substr(colon + 1) == "latest" &&
-           rc.model_ok(name.substr(0, colon));
+    if (colon == std::string::npos || name.substr(colon + 1) != "latest") return "";
+    return rc.model_of(name.substr(0, colon));
 }
 
 bool resolve_model(const route_context &rc, std::string &model, httplib::Response &res,
@@ -45,9 +45,14 @@ bool resolve_model(const route_context &rc, std::string &model, httplib::Respons
         model = rc.model_id;
         return true;
     }
-    if (serves_model(rc, model, ollama)) return true;
-    const auto entry = pulled(rc, model);
-    if (entry && entry->name != rc.model_id) {
+    if (const std::string id = served_model_of(rc, model, ollama); !id.empty()) {
+        // The model's id; Ollama's "<id>:latest" as asked (its clients compare the names).
+        if (model != id + ":latest") model = id;
+        return true;
+    }
+    const auto entry            = pulled(rc, model);
+    const std::string pulled_id = entry ? rc.model_of(entry->name) : "";
+    if (entry && pulled_id.empty()) {
         message = (ollama ? "model '" : "the model '") + model +
                   "' is pulled but not served: " + "this server serves '" + rc.model_id +
                   "'. Serve it with `superfluid serve " + entry->name + "`";
@@ -66,7 +71,7 @@ bool resolve_model(const route_context &rc, std::string &model, httplib::Respons
         log_substitution(model, rc.model_id);
         res.set_header(k_model_substituted_header, model);
     }
-    model = rc.model_id;
+    model = entry ? pulled_id : rc.model_id;
     return true;
 }
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "api/common/priority.h"
 #include "http/session_access.h"
@@ -13,11 +14,20 @@
 
 namespace sf {
 
+/** A model this server serves (issue #40): what requests name it by, and its file. */
+struct served_model {
+    std::string id;            // what answers carry and /v1/models lists
+    std::string path;          // its GGUF file
+    std::string general_name;  // GGUF general.name ("" when absent)
+};
+
 /** What the API routes need from the server (every dialect's, the model and session routes). */
 struct route_context {
     session_manager *sessions = nullptr;
-    std::function<bool(const std::string &)> model_ok;  // is `name` the model served here?
-    std::string model_id;
+    // The id of the served model `name` designates ("" when none does; http_server.h).
+    std::function<std::string(const std::string &)> model_of;
+    std::string model_id;               // the default model's: it answers other names
+    std::vector<served_model> models;   // every served model, the default included
     size_t max_body_bytes = 32u << 20;  // larger bodies: 413
     priority_config priority;           // classes from headers/keys/rules
 

@@ -182,7 +182,7 @@ std::string metrics_text(session_manager &sessions) {
 }  // namespace
 
 void register_status_routes(http_router &svr, session_manager &sessions,
-                            const std::string &model_id, const std::string & /*model_path*/,
+                            std::vector<std::string> model_ids,
                             std::shared_ptr<connection_stats> connections) {
     svr.Get("/health", [&sessions](const httplib::Request &, httplib::Response &res) {
         const auto h = sessions.health();
@@ -198,18 +198,18 @@ void register_status_routes(http_router &svr, session_manager &sessions,
     // The shape the caller expects: Anthropic's for clients that send anthropic-version,
     // OpenAI's otherwise.
     // OpenAI's entries say what the model reads (text, image, audio) once the worker has
-    // reported it.
-    svr.Get("/v1/models",
-            [model_id, &sessions](const httplib::Request &req, httplib::Response &res) {
-                const std::vector<std::string> ids{model_id};
-                if (dialect_of(req) == api_dialect::ANTHROPIC)
-                    return res.set_content(anthropic_models_body(ids), "application/json");
-                model_description info;
-                res.set_content(
-                    openai_models_body(ids, sessions.model_info(info) ? input_modalities(info)
-                                                                      : std::vector<std::string>{}),
-                    "application/json");
-            });
+    // reported it; the worker's report is the default model's, so with several models only a
+    // one-model server says it.
+    svr.Get("/v1/models", [ids = std::move(model_ids), &sessions](const httplib::Request &req,
+                                                                  httplib::Response &res) {
+        if (dialect_of(req) == api_dialect::ANTHROPIC)
+            return res.set_content(anthropic_models_body(ids), "application/json");
+        model_description info;
+        const bool known = ids.size() == 1 && sessions.model_info(info);
+        res.set_content(
+            openai_models_body(ids, known ? input_modalities(info) : std::vector<std::string>{}),
+            "application/json");
+    });
 
     svr.Get("/metrics", [&sessions, connections](const httplib::Request &, httplib::Response &res) {
         res.set_content(

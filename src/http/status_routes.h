@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "http/connection_stats.h"
 #include "session/session_manager.h"
@@ -14,11 +15,11 @@ namespace sf {
 class http_router;
 
 /**
- * Registers the status endpoints for the model `model_id` at `model_path`; /metrics adds the
- * HTTP connection gate's counters when `connections` is given.
+ * Registers the status endpoints; /v1/models lists `model_ids` (every served model) in order;
+ * /metrics adds the HTTP connection gate's counters when `connections` is given.
  */
 void register_status_routes(http_router &svr, session_manager &sessions,
-                            const std::string &model_id, const std::string &model_path,
+                            std::vector<std::string> model_ids,
                             std::shared_ptr<connection_stats> connections = nullptr);
 
 }  // namespace sf

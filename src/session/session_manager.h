@@ -104,6 +104,8 @@ class session_manager {
     worker_client::counters worker_stats() { return worker_->stats(); }
     /** The cluster's nodes (empty without --cluster). */
     std::vector<node_report> nodes() { return worker_->nodes(); }
+    /** The served models and their residency (empty when one model is served). */
+    std::vector<model_report> models() { return worker_->models(); }
     /** The cluster node session `id` runs on ("" outside cluster mode or when not placed). */
     std::string session_node(const std::string &id) { return worker_->session_node(id); }
     const latency_metrics &latency() const { return latency_; }

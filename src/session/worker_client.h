@@ -108,6 +108,9 @@ class worker_client {
     /** The nodes behind this client (a cluster's node pool); empty for a single worker. */
     virtual std::vector<node_report> nodes() { return {}; }
 
+    /** The models behind this client (placement/model_set.h); empty for a single model. */
+    virtual std::vector<model_report> models() { return {}; }
+
     /** The node running session `session_id` now ("" when not placed, or not a cluster). */
     virtual std::string session_node(const std::string & /*session_id*/) { return ""; }
 };

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, until } from '../lib/server.mjs';
-import { sseFrames } from '../lib/sse.mjs';
+import { chatStream, sseFrames } from '../lib/sse.mjs';
 
 const pids = (server, re) => [...server.log().matchAll(re)].map((m) => Number(m[1]));
 const standbyPids = (server) => pids(server, /standby worker spawned, pid (\d+)/g);
@@ -20,29 +20,8 @@ const alive = (pid) => {
 };
 
 async function stream(server, body, onToken = () => {}) {
-  const res = await fetch(`${server.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ ...body, stream: true }),
-  });
-  assert.equal(res.status, 200);
-  let text = '';
-  let done = false;
-  let error = null;
-  for await (const { data } of sseFrames(res)) {
-    if (data === '[DONE]') {
-      done = true;
-      continue;
-    }
-    const j = JSON.parse(data);
-    if (j.error) error = j.error;
-    const d = j.choices?.[0]?.delta ?? {};
-    const piece = (d.reasoning_content ?? '') + (d.content ?? '');
-    if (piece) {
-      text += piece;
-      onToken();
-    }
-  }
+  const { status, text, done, error } = await chatStream(server, body, onToken);
+  assert.equal(status, 200);
   return { text, done, error };
 }
 

@@ -35,3 +35,41 @@ export async function* sseFrames(res, { all = false } = {}) {
     }
   }
 }
+
+/**
+ * Streams an OpenAI chat completion (`body` with stream: true) from `server` to its end.
+ * Resolves { status, session (its X-Superfluid-Session), text (reasoning and content), model
+ * (the first chunk's), done ([DONE] came), error (an in-band error object or null), at
+ * (Date.now() at the end) }; `onToken(text)` after each piece of text. A stream cut (the server
+ * killed) resolves with done false. `path`: another endpoint that streams chat chunks (GET
+ * /v1/sessions/ID/events: `body` null).
+ */
+export async function chatStream(server, body, onToken = () => {}, path = '/v1/chat/completions') {
+  const res = await fetch(`${server.url}${path}`, body === null ? {} : {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+  const session = res.headers.get('x-superfluid-session');
+  let text = '';
+  let model = null;
+  let done = false;
+  let error = null;
+  if (res.status !== 200) return { status: res.status, session, text, model, done, error: await res.text(), at: Date.now() };
+  for await (const { data } of sseFrames(res)) {
+    if (data === '[DONE]') {
+      done = true;
+      continue;
+    }
+    const j = JSON.parse(data);
+    if (j.error) error = j.error;
+    model ??= j.model ?? null;
+    const d = j.choices?.[0]?.delta ?? {};
+    const piece = (d.reasoning_content ?? '') + (d.content ?? '');
+    if (piece) {
+      text += piece;
+      onToken(text);
+    }
+  }
+  return { status: res.status, session, text, model, done, error, at: Date.now() };
+}

@@ -130,7 +130,7 @@ std::string ollama_ps_body(const std::vector<ollama_running_model> &models, cons
     json out = json::array();
     for (const auto &r : models) {
         json model          = listing(r.entry);
-        model["expires_at"] = "2318-01-01T00:00:00Z";
+        model["expires_at"] = r.expires_at;
         model["size_vram"] =
             r.n_layers > 0 ? int64_t(double(r.entry.size) * r.gpu_layers / r.n_layers) : 0;
         model["gpu"] = {{"devices", r.devices}, {"layers", r.gpu_layers}, {"of", r.n_layers}};
@@ -144,6 +144,8 @@ std::string ollama_ps_body(const std::vector<ollama_running_model> &models, cons
                                    {"accepted_tokens", r.accepted_tokens}};
         model["worker"]         = {{"ready", r.ready}, {"starts", r.starts}};
         if (r.pid) model["worker"]["pid"] = *r.pid;
+        if (!r.state.empty()) model["state"] = r.state;
+        if (r.sessions >= 0) model["sessions"] = r.sessions;
         out.push_back(std::move(model));
     }
     return fields::dump_json({{"models", out}, {"sessions", sessions}});

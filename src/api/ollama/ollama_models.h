@@ -70,13 +70,19 @@ struct ollama_running_model {
     std::optional<int64_t> pid;   // the worker's process id, only to key holders
     std::string devices = "CPU";  // where the layers run (model_description::devices)
     int32_t gpu_layers = 0, n_layers = 0;
+    // With several models (placement/model_set.h): when it unloads (RFC 3339; the far future
+    // for one that never does), its residency state and its unfinished sessions (-1: unknown).
+    std::string expires_at = "2318-01-01T00:00:00Z";
+    std::string state;
+    int32_t sessions = -1;
 };
 
 /**
  * GET /api/ps' body: {"models": [...], "sessions": `sessions`} (a JSON array of session rows,
- * api/superfluid/status_view.h). A model never unloads, which Ollama shows (keep_alive -1) as an
- * expiry far in the future; size_vram is the weights' share on GPU devices (size × layers
- * offloaded / layers, as Ollama estimates it), 0 on the CPU; "gpu" says which devices.
+ * api/superfluid/status_view.h). A model that never unloads is shown (as Ollama shows
+ * keep_alive -1) with an expiry far in the future; size_vram is the weights' share on GPU devices
+ * (size × layers offloaded / layers, as Ollama estimates it), 0 on the CPU; "gpu" says which
+ * devices.
  */
 std::string ollama_ps_body(const std::vector<ollama_running_model> &models,
                            const nlohmann::json &sessions);

@@ -9,6 +9,7 @@
 #include "api/common/json_fields.h"
 #include "api/common/media_refusal.h"
 #include "api/ollama/ollama_template.h"
+#include "util/go_duration.h"
 
 namespace sf {
 
@@ -16,45 +17,7 @@ using json = nlohmann::json;
 
 namespace {
 
-// Go's time.ParseDuration for the units keep_alive uses ("300ms", "5m", "1h30m", "-1s", "0").
-bool parse_go_duration(const std::string &s, double &seconds) {
-    if (s.empty()) return false;
-    size_t i  = 0;
-    double sg = 1;
-    if (s[0] == '-' || s[0] == '+') {
-        sg = s[0] == '-' ? -1 : 1;
-        i  = 1;
-    }
-    if (s.substr(i) == "0") {
-        seconds = 0;
-        return true;
-    }
-    double total = 0;
-    bool any     = false;
-    while (i < s.size()) {
-        size_t start = i;
-        while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-        if (i == start) return false;
-        double v      = std::atof(s.substr(start, i - start).c_str());
-        size_t ustart = i;
-        while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
-        const std::string u = s.substr(ustart, i - ustart);
-        double mul          = u == "h"                 ? 3600
-                              : u == "m"               ? 60
-                              : u == "s"               ? 1
-                              : u == "ms"              ? 1e-3
-                              : u == "us" || u == "µs" ? 1e-6
-                              : u == "ns"              ? 1e-9
-                                                       : -1;
-        if (mul < 0) return false;
-        total += v * mul;
-        any = true;
-    }
-    seconds = sg * total;
-    return any;
-}
-
-bool parse_keep_alive(const json &j, ollama_options &opts, api_error &err) {
+bool parse_keep_alive(const json &j, generate_request &out, ollama_options &opts, api_error &err) {
     if (fields::absent(j, "keep_alive")) return true;
     const json &k  = j["keep_alive"];
     double seconds = 0;
@@ -66,6 +29,8 @@ bool parse_keep_alive(const json &j, ollama_options &opts, api_error &err) {
         return false;
     }
     opts.unload = seconds == 0;
+    // Negative: kept loaded for good (Ollama's -1); beyond ~292 years is forever too.
+    out.keep_alive_ms = seconds < 0 || seconds > 9e15 ? -1 : static_cast<int64_t>(seconds * 1000);
     return true;
 }
 
@@ -122,7 +87,7 @@ bool parse_common(const json &j, generate_request &out, ollama_options &opts, ap
         return false;
     }
     if (!fields::boolean(j, "stream", opts.stream, err)) return false;
-    if (!parse_keep_alive(j, opts, err)) return false;
+    if (!parse_keep_alive(j, out, opts, err)) return false;
     if (!parse_options(j, out, opts, err)) return false;
     if (!fields::cache_salt(j, out.cache_salt, err)) return false;  // ours, as vLLM's
     chat_options &chat = out.chat;

@@ -38,8 +38,12 @@ struct fault_rates {
 
 class fake_worker_client final : public worker_client {
   public:
-    /** Every session generates `n_tokens` tokens then finishes (LENGTH). */
-    explicit fake_worker_client(uint32_t n_tokens) : n_tokens_(n_tokens) {}
+    /**
+     * Every session generates `n_tokens` tokens then finishes (LENGTH); stream ids start at
+     * `stream_base` + 1 (a model set's or node pool's base for this client).
+     */
+    explicit fake_worker_client(uint32_t n_tokens, uint64_t stream_base = 0)
+        : n_tokens_(n_tokens), stream_(stream_base + 1) {}
 
     void set_listener(worker_listener *l) override { listener_ = l; }
     bool start() override { return true; }
@@ -199,7 +203,7 @@ class fake_worker_client final : public worker_client {
     worker_listener *listener_ = nullptr;
     std::mutex mu_;
     bool up_          = true;
-    uint64_t stream_  = 1;
+    uint64_t stream_  = 1;  // set by the constructor
     int fail_submits_ = 0;
     std::chrono::milliseconds submit_delay_{0};
     int in_flight_     = 0;
