@@ -68,7 +68,8 @@ bool parse_keep_alive_flag(const std::string &text, std::chrono::milliseconds &o
     bool number    = false;
     try {
         seconds = std::stod(text, &end);
-        number  = end == text.size() && !text.empty() && !std::isalpha(text[0]);
+        number  = end == text.size() && !text.empty() &&
+                 !std::isalpha(static_cast<unsigned char>(text[0]));
     } catch (const std::exception &) {
     }
     if (!number && !parse_go_duration(text, seconds)) return false;

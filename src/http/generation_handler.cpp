@@ -112,8 +112,13 @@ void serve_generation(const httplib::Request &req, const std::string &body, http
     generate_request greq;
     if (!prepare_generation(req, body, res, rc, d, greq)) return;
     reply_body reply;
-    if (d.answer_without_session(greq, reply))
+    if (d.answer_without_session(greq, reply)) {
+        // Ollama's load request (no prompt) loads its model; with keep_alive 0 it unloads it.
+        start_error lerr;
+        if (!rc.sessions->load_model(greq.model, greq.keep_alive_ms, lerr))
+            return send_error(res, d.errors(), d.refusal(lerr));
         return res.set_content(reply.body, reply.content_type);
+    }
 
     start_error serr;
     auto s = rc.sessions->start(greq, serr);

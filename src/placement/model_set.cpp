@@ -301,6 +301,21 @@ bool model_set::wait_ready(std::chrono::milliseconds timeout) {
     return c->wait_ready(timeout);
 }
 
+bool model_set::load_model(const std::string &model, int64_t keep_alive_ms, start_error &err) {
+    const size_t i = index_of(model);
+    if (keep_alive_ms == 0) {
+        std::lock_guard lk(mu_);
+        if (slots_[i].st != residency::UNLOADED) slots_[i].keep_alive_ms = 0;  // the reaper's
+        return true;
+    }
+    return on_model(i, err, [&](worker_client &) {
+        std::lock_guard lk(mu_);
+        if (keep_alive_ms != generate_request::k_keep_alive_unset)
+            slots_[i].keep_alive_ms = keep_alive_ms;
+        return true;
+    });
+}
+
 bool model_set::render(const worker_submission &sub, accepted_session &acc, start_error &err) {
     return on_model(index_of(sub.request.model), err,
                     [&](worker_client &c) { return c.render(sub, acc, err); });

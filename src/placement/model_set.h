@@ -81,6 +81,11 @@ class model_set final : public worker_client, private worker_listener {
     bool stream_open(uint64_t stream) override;
     /** Ready when the default model is (true while it is not resident: submit loads it). */
     bool wait_ready(std::chrono::milliseconds timeout) override;
+    /**
+     * Loads `model` as a submission would and sets its keep-alive; `keep_alive_ms` 0: unloads
+     * it once idle (the default model stays), without loading it.
+     */
+    bool load_model(const std::string &model, int64_t keep_alive_ms, start_error &err) override;
     /** Renders on the request's model, loading it as submit does. */
     bool render(const worker_submission &sub, accepted_session &acc, start_error &err) override;
     /** Embeds on the default model. */

@@ -104,6 +104,10 @@ class session_manager {
     worker_client::counters worker_stats() { return worker_->stats(); }
     /** The cluster's nodes (empty without --cluster). */
     std::vector<node_report> nodes() { return worker_->nodes(); }
+    /** Loads (or with keep_alive 0 unloads) a model: worker_client::load_model. */
+    bool load_model(const std::string &model, int64_t keep_alive_ms, start_error &err) {
+        return worker_->load_model(model, keep_alive_ms, err);
+    }
     /** The served models and their residency (empty when one model is served). */
     std::vector<model_report> models() { return worker_->models(); }
     /** The cluster node session `id` runs on ("" outside cluster mode or when not placed). */

@@ -85,6 +85,17 @@ class worker_client {
         }
     }
 
+    /**
+     * Ollama's load request (a generation with no prompt): loads `model` (waits for it) and
+     * applies `keep_alive_ms` as a request's keep_alive (generate_request::keep_alive_ms); 0
+     * unloads it once idle without loading it. False with `err` when it cannot be loaded. This
+     * default (one model, always loaded) does nothing.
+     */
+    virtual bool load_model(const std::string & /*model*/, int64_t /*keep_alive_ms*/,
+                            start_error & /*err*/) {
+        return true;
+    }
+
     /** Renders and tokenizes as submit would, without generating (deadline ~30 s). */
     virtual bool render(const worker_submission &sub, accepted_session &acc, start_error &err) = 0;
     /** Mean-pooled (not normalized) vectors, one per input, in order. */

@@ -100,7 +100,7 @@ test('serve A B C: each name is answered by its model (its id, its own text); th
   for (const m of expiring) assert.ok(Date.parse(m.expires_at) - Date.now() > 200 * 1000, `${m.name} expires in ~5 min: ${m.expires_at}`);
 });
 
-test('keep_alive: 0 on an Ollama request unloads its model once idle; another model stays for the server\'s --keep-alive', async () => {
+test('keep_alive: 0 on an Ollama request unloads its model once idle; another model stays for the server\'s --keep-alive; Ollama\'s load and unload requests', async () => {
   // Reuses the server above (B and C resident, default --keep-alive 5m).
   const res = await postJson(server.url, '/api/generate', { model: C, prompt: 'Hello', stream: true, keep_alive: 0, options: { num_predict: 8, temperature: 0 } });
   const lines = await readNdjson(res);
@@ -110,6 +110,13 @@ test('keep_alive: 0 on an Ollama request unloads its model once idle; another mo
   // C loads again on its next request, with the same answer.
   assert.equal((await complete(server, sampled(C, 0, SHORT))).text, refs[C].short);
   assert.ok((await resident(server)).includes(C));
+  // Ollama's load and unload requests (no prompt): keep_alive 0 unloads, none loads.
+  const unload = await (await postJson(server.url, '/api/generate', { model: C, keep_alive: 0 })).json();
+  assert.equal(unload.done_reason, 'unload');
+  assert.ok(await until(async () => !(await resident(server)).includes(C), 10000), 'C unloaded by an unload request');
+  const load = await (await postJson(server.url, '/api/chat', { model: `${C}:latest`, messages: [] })).json();
+  assert.equal(load.done_reason, 'load');
+  assert.ok((await resident(server)).includes(C), 'C loaded by a load request, before its answer');
   await server.stop();
   server = null;
 });
