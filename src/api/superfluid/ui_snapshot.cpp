@@ -67,6 +67,7 @@ ui_snapshot_source::sample ui_snapshot_source::sample_of(const json &snap,
                                                          std::chrono::steady_clock::time_point at) {
     sample x;
     x.at        = at;
+    x.up        = snap["worker"].value("up", false);
     x.generated = snap["tokens"].value("generated_total", int64_t{0});
     x.ticks     = snap["ticks"].value("total", int64_t{0});
     x.batches   = snap["events"].value("batches", int64_t{0});
@@ -78,7 +79,9 @@ ui_snapshot_source::sample ui_snapshot_source::sample_of(const json &snap,
 
 void ui_snapshot_source::add_rates(json &snap, const sample &before, const sample &now) {
     const double dt = std::chrono::duration<double>(now.at - before.at).count();
-    if (dt <= 0) return;
+    // A sample from a worker that did not answer health (busy past its deadline, restarting)
+    // holds zeros, not counters: no rate from it rather than a false 0 or a jump.
+    if (dt <= 0 || !before.up || !now.up) return;
     // Counters restart from 0 with the worker: a negative step counts as none.
     auto per_s = [dt](int64_t a, int64_t b) { return double(std::max<int64_t>(0, a - b)) / dt; };
     const int64_t batches = now.batches - before.batches;
@@ -109,10 +112,14 @@ std::string ui_snapshot_source::get(const std::function<bool(const std::string &
             if (!last_ || now - last_->at > 5s) {
                 // No recent build to measure from: measure over a short interval now, so the
                 // first snapshot a page gets has rates too.
-                last_ = sample_of(fresh, now);
-                std::this_thread::sleep_for(200ms);
-                fresh = build_ui_snapshot(sessions_, model_id_, show_pid_);
-                now   = std::chrono::steady_clock::now();
+                auto measure = [&] {
+                    last_ = sample_of(fresh, now);
+                    std::this_thread::sleep_for(200ms);
+                    fresh = build_ui_snapshot(sessions_, model_id_, show_pid_);
+                    now   = std::chrono::steady_clock::now();
+                };
+                measure();
+                if (!last_->up) measure();  // the first sample missed the worker: again from here
             }
             sample cur = sample_of(fresh, now);
             add_rates(fresh, *last_, cur);  // per session by id, before ids are filtered

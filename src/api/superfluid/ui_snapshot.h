@@ -51,6 +51,7 @@ class ui_snapshot_source {
     struct sample {
         std::chrono::steady_clock::time_point at;
         int64_t generated = 0, ticks = 0, batches = 0, events = 0;
+        bool up = false;  // the worker answered health: the counters are its own, not zeros
         std::map<std::string, int64_t> session_tokens;  // id -> generated tokens
     };
     static sample sample_of(const nlohmann::json &snap, std::chrono::steady_clock::time_point at);
